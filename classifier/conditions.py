@@ -1,0 +1,140 @@
+"""The compiled conditions a rule is made of.
+
+Each condition tests one thing about a descriptor (or a cause) and renders
+itself back as canonical rule text, which explain output and diagnostics
+show. Conditions are built by the compiler; the engine only calls `holds`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+class Subject(Protocol):
+    """What a descriptor and a cause have in common: the fields cause conditions test."""
+
+    @property
+    def chain(self) -> tuple[str, ...]: ...
+    @property
+    def http_status(self) -> int | None: ...
+    @property
+    def grpc_status(self) -> int | None: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
+class Condition(ABC):
+    """One test a rule makes; `text` is its canonical rule text (`http_status: 429`)."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, key: str, text: str) -> None:
+        self.key = key
+        self.text = text
+
+    @abstractmethod
+    def holds(self, subject: Any) -> bool:
+        """Whether the condition holds for a descriptor (or, inside `cause`, a cause)."""
+
+    @property
+    def weight(self) -> int:
+        """How many conditions this counts as for precedence."""
+        return 1
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.text}>"
+
+
+class TypeIs(Condition):
+    """The subject's type, or one of its supertypes, is one of `names`."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: frozenset[str], text: str) -> None:
+        super().__init__("type", text)
+        self.names = names
+
+    def depth(self, chain: tuple[str, ...]) -> int | None:
+        """How far up the chain the nearest named type is (0 = the own type); None if absent."""
+        for i, name in enumerate(chain):
+            if name in self.names:
+                return i
+        return None
+
+    def holds(self, subject: Subject) -> bool:
+        return any(name in self.names for name in subject.chain)
+
+
+class FieldIn(Condition):
+    """A plain field of the subject (status, code, origin, ...) is one of `values`."""
+
+    __slots__ = ("field", "values")
+
+    def __init__(self, key: str, field: str, values: frozenset[Any], text: str) -> None:
+        super().__init__(key, text)
+        self.field = field
+        self.values = values
+
+    def holds(self, subject: Any) -> bool:
+        return getattr(subject, self.field) in self.values
+
+
+class MessageMatches(Condition):
+    """The message contains a match of an RE2 pattern (compiled once, by the compiler)."""
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, pattern: Any, text: str) -> None:
+        super().__init__("message", text)
+        self.pattern = pattern
+
+    def holds(self, subject: Subject) -> bool:
+        return self.pattern.search(subject.message) is not None
+
+
+class AttributeIs(Condition):
+    """An attribute is present with one of the given values."""
+
+    __slots__ = ("name", "values")
+
+    def __init__(self, name: str, values: frozenset[str], text: str) -> None:
+        super().__init__("attributes", text)
+        self.name = name
+        self.values = values
+
+    def holds(self, subject: Any) -> bool:
+        attributes: Mapping[str, str] = subject.attributes
+        return attributes.get(self.name) in self.values
+
+
+class CauseMatches(Condition):
+    """Some cause in the chain satisfies every one of `conditions`."""
+
+    __slots__ = ("conditions",)
+
+    def __init__(self, conditions: tuple[Condition, ...], text: str) -> None:
+        super().__init__("cause", text)
+        self.conditions = conditions
+
+    @property
+    def weight(self) -> int:
+        return sum(c.weight for c in self.conditions)
+
+    def holds(self, subject: Any) -> bool:
+        return any(all(c.holds(cause) for c in self.conditions) for cause in subject.causes)
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionResult:
+    """A condition and whether it held: what a tracer sees."""
+
+    condition: Condition
+    held: bool

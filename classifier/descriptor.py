@@ -1,0 +1,202 @@
+"""The exception descriptor a runtime sends, normalised once before matching.
+
+`build_descriptor` is the single way in: the server's proto conversion, the
+descriptor-file reader and the Python client all go through it, so every
+entry point validates and normalises the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from classifier import limits
+from classifier.errors import DescriptorError, FieldViolation
+from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """An inner exception, flattened out of the chain."""
+
+    type: str
+    supertypes: tuple[str, ...] = ()
+    http_status: int | None = None
+    grpc_status: int | None = None
+    code: str = ""
+    message: str = ""
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """The type followed by its supertypes, most specific first."""
+        return (self.type, *self.supertypes)
+
+
+@dataclass(frozen=True, slots=True)
+class Descriptor:
+    """One failure as a runtime reports it, normalised (see `build_descriptor`)."""
+
+    type: str
+    supertypes: tuple[str, ...] = ()
+    http_status: int | None = None
+    grpc_status: int | None = None
+    origin: Origin = Origin.unspecified
+    code: str = ""
+    message: str = ""
+    causes: tuple[Cause, ...] = ()
+    language: str = ""
+    provider: str = ""
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """The type followed by its supertypes, most specific first."""
+        return (self.type, *self.supertypes)
+
+
+@dataclass(frozen=True, slots=True)
+class CauseInput:
+    """A cause as received, before validation."""
+
+    type: str
+    supertypes: Sequence[str] = ()
+    http_status: int | None = None
+    grpc_status: int | None = None
+    code: str = ""
+    message: str = ""
+
+
+def build_descriptor(
+    *,
+    type: str,
+    supertypes: Iterable[str] = (),
+    http_status: int | None = None,
+    grpc_status: int | None = None,
+    origin: Origin | int = Origin.unspecified,
+    code: str = "",
+    message: str = "",
+    causes: Iterable[CauseInput] = (),
+    language: str = "",
+    provider: str = "",
+    attributes: Mapping[str, str] | None = None,
+    field_prefix: str = "descriptor",
+) -> Descriptor:
+    """Validate and normalise a descriptor.
+
+    Raises DescriptorError listing every malformed field by its path, so a
+    client learns all its mistakes from one answer. Names are stripped,
+    language and provider lower-cased, and an over-long message is cut to
+    its documented prefix rather than refused.
+    """
+    v = _Violations(field_prefix)
+    type_name = v.type_name("type", type, required=True)
+    supers = v.type_names("supertypes", supertypes, limits.MAX_SUPERTYPES)
+    cause_list = list(causes)
+    if len(cause_list) > limits.MAX_CAUSES:
+        v.add("causes", f"{len(cause_list)} causes exceed the limit of {limits.MAX_CAUSES}")
+        cause_list = []
+    built_causes = tuple(
+        Cause(
+            type=v.type_name(f"causes[{i}].type", c.type, required=True),
+            supertypes=v.type_names(f"causes[{i}].supertypes", c.supertypes, limits.MAX_SUPERTYPES),
+            http_status=v.http_status(f"causes[{i}].http_status", c.http_status),
+            grpc_status=v.grpc_status(f"causes[{i}].grpc_status", c.grpc_status),
+            code=v.bounded(f"causes[{i}].code", c.code, limits.MAX_CODE_CHARS),
+            message=c.message[: limits.MAX_MESSAGE_CHARS],
+        )
+        for i, c in enumerate(cause_list)
+    )
+    attrs = v.attributes(attributes or {})
+    descriptor = Descriptor(
+        type=type_name,
+        supertypes=supers,
+        http_status=v.http_status("http_status", http_status),
+        grpc_status=v.grpc_status("grpc_status", grpc_status),
+        origin=v.origin(origin),
+        code=v.bounded("code", code, limits.MAX_CODE_CHARS),
+        message=message[: limits.MAX_MESSAGE_CHARS],
+        causes=built_causes,
+        language=v.bounded("language", language, limits.MAX_LABEL_CHARS).lower(),
+        provider=v.bounded("provider", provider, limits.MAX_LABEL_CHARS).lower(),
+        attributes=attrs,
+    )
+    if v.violations:
+        raise DescriptorError(v.violations)
+    return descriptor
+
+
+class _Violations:
+    """Collects field violations while normalising, so all are reported at once."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.violations: list[FieldViolation] = []
+
+    def add(self, name: str, message: str) -> None:
+        path = f"{self.prefix}.{name}" if self.prefix else name
+        self.violations.append(FieldViolation(path, message))
+
+    def bounded(self, name: str, value: str, limit: int) -> str:
+        value = value.strip()
+        if len(value) > limit:
+            self.add(name, f"{len(value)} characters exceed the limit of {limit}")
+        return value
+
+    def type_name(self, name: str, value: str, *, required: bool) -> str:
+        value = self.bounded(name, value, limits.MAX_TYPE_NAME_CHARS)
+        if required and not value:
+            self.add(name, "must not be empty")
+        return value
+
+    def type_names(self, name: str, values: Iterable[str], limit: int) -> tuple[str, ...]:
+        names = tuple(values)
+        if len(names) > limit:
+            self.add(name, f"{len(names)} entries exceed the limit of {limit}")
+            return ()
+        out = []
+        for i, value in enumerate(names):
+            stripped = self.type_name(f"{name}[{i}]", value, required=True)
+            if stripped:
+                out.append(stripped)
+        return tuple(out)
+
+    def http_status(self, name: str, value: int | None) -> int | None:
+        if value is not None and not 100 <= value <= 599:
+            self.add(name, f"{value} is not an HTTP status (100-599)")
+            return None
+        return value
+
+    def grpc_status(self, name: str, value: int | None) -> int | None:
+        if value is not None and value not in GRPC_CODE_NAMES:
+            self.add(name, f"{value} is not a gRPC status code (0-16)")
+            return None
+        return value
+
+    def origin(self, value: Origin | int) -> Origin:
+        try:
+            return Origin(value)
+        except ValueError:
+            self.add("origin", f"{value} is not a known origin (0-{max(Origin)})")
+            return Origin.unspecified
+
+    def attributes(self, attributes: Mapping[str, str]) -> dict[str, str]:
+        if len(attributes) > limits.MAX_ATTRIBUTES:
+            self.add(
+                "attributes",
+                f"{len(attributes)} attributes exceed the limit of {limits.MAX_ATTRIBUTES}",
+            )
+            return {}
+        for key, value in attributes.items():
+            if not key:
+                self.add("attributes", "an attribute key must not be empty")
+            elif len(key) > limits.MAX_ATTRIBUTE_KEY_CHARS:
+                self.add(
+                    f"attributes[{key[:40]!r}]",
+                    f"key exceeds the limit of {limits.MAX_ATTRIBUTE_KEY_CHARS} characters",
+                )
+            elif len(value) > limits.MAX_ATTRIBUTE_VALUE_CHARS:
+                self.add(
+                    f"attributes[{key!r}]",
+                    f"value exceeds the limit of {limits.MAX_ATTRIBUTE_VALUE_CHARS} characters",
+                )
+        return dict(attributes)

@@ -1,0 +1,19 @@
+"""Documented limits on what the service accepts.
+
+A descriptor over a hard limit is refused with the field and the limit named.
+A message longer than MAX_MESSAGE_CHARS is not refused: it is classified on
+its first MAX_MESSAGE_CHARS characters, because a runtime must always get an
+answer for a well-formed descriptor.
+"""
+
+from __future__ import annotations
+
+MAX_TYPE_NAME_CHARS = 1024
+MAX_SUPERTYPES = 64
+MAX_CAUSES = 32
+MAX_CODE_CHARS = 256
+MAX_MESSAGE_CHARS = 4096
+MAX_LABEL_CHARS = 128
+MAX_ATTRIBUTES = 64
+MAX_ATTRIBUTE_KEY_CHARS = 256
+MAX_ATTRIBUTE_VALUE_CHARS = 4096

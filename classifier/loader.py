@@ -1,0 +1,288 @@
+"""Read a ruleset folder into validated documents with positions.
+
+This is the only module that reads rule files. It returns every problem it
+finds (not just the first) as located diagnostics, sorted by file and line.
+
+A ruleset folder holds:
+
+    ruleset.yaml    the manifest (name, version, description, changelog)
+    actions.yaml    the action catalog and every class's defaults
+    **/*.yaml       rule files (each a mapping with a `rules:` list),
+                    except *.cases.yaml (regression cases) and hidden paths
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from classifier.errors import Diagnostic, RulesetError
+from classifier.location import Location
+from classifier.schema import CatalogDoc, ManifestDoc, RuleDoc, RuleFileDoc
+from classifier.yamlsource import Path_, Positions, YamlDocument, parse_yaml
+
+MANIFEST = "ruleset.yaml"
+CATALOG = "actions.yaml"
+CASES_SUFFIX = ".cases.yaml"
+MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
+MAX_RULE_FILES = 2000
+
+DocT = TypeVar("DocT", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class RuleSource:
+    """A rule as written, with where it and each of its fields sit."""
+
+    doc: RuleDoc
+    location: Location
+    positions: Positions
+    path: Path_
+
+    def at(self, *field: str | int) -> Location:
+        """The location of a field of this rule (`at("when", "message")`)."""
+        return self.positions.value((*self.path, *field))
+
+
+@dataclass(frozen=True)
+class RulesetSource:
+    """A ruleset folder, read and validated but not yet compiled."""
+
+    root: Path
+    manifest: ManifestDoc | None
+    catalog: CatalogDoc | None
+    catalog_positions: Positions
+    rules: tuple[RuleSource, ...]
+    digest: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def display_path(path: Path) -> str:
+    """A path as diagnostics show it: relative to the working directory when possible."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_source(root: Path | str) -> RulesetSource:
+    """Read and validate a ruleset folder.
+
+    Problems come back in `diagnostics` (with whatever could still be read),
+    so the compiler can add its own and an author sees every problem in one
+    run. Raises RulesetError only when root is not a folder.
+    """
+    root = Path(root)
+    diagnostics: list[Diagnostic] = []
+    if not root.is_dir():
+        raise RulesetError(
+            [Diagnostic("ruleset_not_found", "not a ruleset folder", Location(display_path(root)))]
+        )
+    digest = hashlib.sha256()
+
+    def read(path: Path) -> YamlDocument | None:
+        shown = display_path(path)
+        try:
+            size = path.stat().st_size
+            if size > MAX_RULE_FILE_BYTES:
+                diagnostics.append(
+                    Diagnostic(
+                        "file_too_large",
+                        f"{size} bytes exceed the limit of {MAX_RULE_FILE_BYTES} bytes",
+                        Location(shown),
+                    )
+                )
+                return None
+            data = path.read_bytes()
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            diagnostics.append(Diagnostic("unreadable_file", str(exc), Location(shown)))
+            return None
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+        doc = parse_yaml(text, shown)
+        diagnostics.extend(doc.diagnostics)
+        return doc
+
+    manifest = _required(root / MANIFEST, read, ManifestDoc, diagnostics, "missing_manifest")
+    catalog_doc = read(root / CATALOG) if (root / CATALOG).is_file() else None
+    if catalog_doc is None and not (root / CATALOG).is_file():
+        diagnostics.append(
+            Diagnostic(
+                "missing_catalog",
+                f"the ruleset has no {CATALOG}",
+                Location(display_path(root / CATALOG)),
+            )
+        )
+    catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
+
+    include = manifest.include if manifest else ["**/*.yaml", "**/*.yml"]
+    exclude = manifest.exclude if manifest else []
+    files = rule_files(root, include, exclude)
+    if len(files) > MAX_RULE_FILES:
+        diagnostics.append(
+            Diagnostic(
+                "too_many_files",
+                f"{len(files)} rule files exceed the limit of {MAX_RULE_FILES}",
+                Location(display_path(root)),
+            )
+        )
+        files = []
+    rules: list[RuleSource] = []
+    for path in files:
+        doc = read(path)
+        if doc is None or (doc.value is None and doc.diagnostics):
+            continue
+        parsed = _validate(doc, RuleFileDoc, diagnostics)
+        if parsed is not None:
+            rules.extend(
+                RuleSource(rule, doc.positions.value(("rules", i)), doc.positions, ("rules", i))
+                for i, rule in enumerate(parsed.rules)
+            )
+        else:
+            rules.extend(_salvage_rules(doc, diagnostics))
+    return RulesetSource(
+        root=root,
+        manifest=manifest,
+        catalog=catalog,
+        catalog_positions=catalog_doc.positions
+        if catalog_doc
+        else Positions(display_path(root / CATALOG)),
+        rules=tuple(rules),
+        digest="sha256:" + digest.hexdigest(),
+        diagnostics=tuple(diagnostics),
+    )
+
+
+def rule_files(root: Path, include: Iterable[str], exclude: Iterable[str]) -> list[Path]:
+    """Rule files under root in a stable order: included, not excluded, not cases, not hidden."""
+    found: set[Path] = set()
+    for pattern in include:
+        for path in root.glob(pattern):
+            rel = PurePosixPath(path.relative_to(root).as_posix())
+            if (
+                path.is_file()
+                and str(rel) not in (MANIFEST, CATALOG)
+                and not rel.name.endswith(CASES_SUFFIX)
+                and not any(part.startswith(".") for part in rel.parts)
+                and not any(rel.match(x) for x in exclude)
+            ):
+                found.add(path)
+    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _required(
+    path: Path,
+    read: Any,
+    model: type[DocT],
+    diagnostics: list[Diagnostic],
+    code: str,
+) -> DocT | None:
+    if not path.is_file():
+        diagnostics.append(
+            Diagnostic(code, f"the ruleset has no {path.name}", Location(display_path(path)))
+        )
+        return None
+    doc = read(path)
+    return _validate(doc, model, diagnostics) if doc is not None else None
+
+
+def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic]) -> DocT | None:
+    if doc.value is None and not doc.diagnostics:
+        diagnostics.append(
+            Diagnostic(
+                "empty_document",
+                f"expected a {model.__name__.removesuffix('Doc')} document",
+                doc.positions.value(()),
+            )
+        )
+        return None
+    if doc.value is None:
+        return None
+    try:
+        return model.model_validate(doc.value)
+    except ValidationError as exc:
+        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value))
+        return None
+
+
+def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[RuleSource]:
+    """When a rule file is invalid, still validate its rules one by one.
+
+    The file-level error is already reported; this only lets later stages
+    (duplicate ids, patterns) see the rules that are themselves valid, so an
+    author gets every problem in one run.
+    """
+    value = doc.value
+    if not isinstance(value, dict) or not isinstance(value.get("rules"), list):
+        return []
+    out = []
+    for i, item in enumerate(value["rules"]):
+        try:
+            rule = RuleDoc.model_validate(item)
+        except ValidationError:
+            continue
+        out.append(RuleSource(rule, doc.positions.value(("rules", i)), doc.positions, ("rules", i)))
+    return out
+
+
+def pydantic_diagnostics(
+    exc: ValidationError, positions: Positions, value: Any
+) -> list[Diagnostic]:
+    """Turn pydantic's errors into located diagnostics with stable codes."""
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = _yaml_path(err["loc"])
+        code, message, where = _describe(err, loc, positions)
+        out.append(Diagnostic(code, message, where, rule_id=_rule_id(value, loc)))
+    return out
+
+
+def _yaml_path(loc: tuple[Any, ...]) -> Path_:
+    """pydantic's error path, minus the validator names it adds for unions and lists."""
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(part, int):
+            out.append(part)
+        elif part == "class_":
+            out.append("class")
+        elif "[" in part or part in ("function-before", "function-after", "str", "int"):
+            continue
+        else:
+            out.append(part)
+    return tuple(out)
+
+
+def _describe(err: Any, path: Path_, positions: Positions) -> tuple[str, str, Location]:
+    kind = err["type"]
+    field = ".".join(str(p) for p in path) or "document"
+    if kind == "extra_forbidden":
+        return "unknown_key", f"unknown key {path[-1]!r} at {field}", positions.key(path)
+    if kind == "missing":
+        parent = path[:-1]
+        return "missing_key", f"missing required key {path[-1]!r}", positions.value(parent)
+    where = positions.value(path)
+    if (
+        kind.startswith(("unknown_", "invalid_", "empty_", "missing_"))
+        or kind == "unknown_as_rule_class"
+    ):
+        return kind, str(err["msg"]), where
+    return "invalid_value", f"{field}: {err['msg']}", where
+
+
+def _rule_id(value: Any, path: Path_) -> str:
+    if (
+        len(path) >= 2
+        and path[0] == "rules"
+        and isinstance(path[1], int)
+        and isinstance(value, dict)
+    ):
+        rules = value.get("rules")
+        if isinstance(rules, list) and path[1] < len(rules) and isinstance(rules[path[1]], dict):
+            rule_id = rules[path[1]].get("id")
+            return rule_id if isinstance(rule_id, str) else ""
+    return ""

@@ -1,0 +1,105 @@
+"""The compiled ruleset: what the engine runs.
+
+These are the *evaluated* shapes (`CompiledRule`, `Ruleset`); the YAML
+shapes live in `schema`. A Ruleset is immutable once built, so a server can
+swap one for another in a single reference assignment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from classifier.conditions import Condition, TypeIs
+from classifier.index import RuleIndex
+from classifier.location import Location
+from classifier.taxonomy import Effect, ErrorClass
+
+UNTYPED_DEPTH = 1_000_000
+"""The type depth of a rule without a type condition: it loses to every typed rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A recommended operator action."""
+
+    id: str
+    summary: str
+    runbook_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a rule (or a class default) says about a failure."""
+
+    error_class: ErrorClass
+    action: Action
+    effect: Effect
+    retryable: bool
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledRule:
+    """A rule ready to evaluate.
+
+    `type_condition` is kept apart from the other conditions because it
+    decides precedence (how near the matched type is) and drives the index;
+    `conditions` are the rest, cheapest first.
+    """
+
+    id: str
+    location: Location
+    description: str
+    type_condition: TypeIs | None
+    conditions: tuple[Condition, ...]
+    condition_count: int
+    priority: int
+    order: int
+    outcome: Outcome
+
+    @property
+    def all_conditions(self) -> tuple[Condition, ...]:
+        """Every condition, type first, as explain shows them."""
+        head = (self.type_condition,) if self.type_condition else ()
+        return (*head, *self.conditions)
+
+    def type_depth(self, chain: tuple[str, ...]) -> int | None:
+        """Distance from the descriptor's own type to the nearest type this rule names.
+
+        UNTYPED_DEPTH when the rule has no type condition; None when it has
+        one and nothing in the chain satisfies it.
+        """
+        if self.type_condition is None:
+            return UNTYPED_DEPTH
+        return self.type_condition.depth(chain)
+
+    def rank(self, depth: int) -> tuple[int, int, int]:
+        """Precedence key: smaller wins (nearer type, then more conditions, then priority)."""
+        return (depth, -self.condition_count, -self.priority)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A rule that matched a descriptor, with the precedence key it matched at."""
+
+    rule: CompiledRule
+    depth: int
+    rank: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Ruleset:
+    """A compiled ruleset: rules in source order, their index, and the class defaults."""
+
+    name: str
+    version: str
+    description: str
+    digest: str
+    source: str
+    rules: tuple[CompiledRule, ...]
+    index: RuleIndex[CompiledRule]
+    defaults: dict[ErrorClass, Outcome]
+    actions: dict[str, Action] = field(default_factory=dict)
+    loaded_at: str = ""
+
+    def rule(self, rule_id: str) -> CompiledRule | None:
+        return next((r for r in self.rules if r.id == rule_id), None)

@@ -1,0 +1,128 @@
+"""Proto <-> domain conversion: the only module that touches generated protobuf types."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.engine import Classification
+from classifier.explain import render_explanation
+from classifier.ruleset import Action, Ruleset
+from classifier.taxonomy import CLASS_DESCRIPTIONS, ErrorClass
+from classifier.trace import Explanation
+
+
+def descriptor_from_proto(
+    msg: pb.ExceptionDescriptor, field_prefix: str = "descriptor"
+) -> Descriptor:
+    """Validate and normalise a wire descriptor; raises DescriptorError naming each bad field."""
+    return build_descriptor(
+        type=msg.type,
+        supertypes=msg.supertypes,
+        http_status=msg.http_status if msg.HasField("http_status") else None,
+        grpc_status=msg.grpc_status if msg.HasField("grpc_status") else None,
+        origin=msg.origin,
+        code=msg.code,
+        message=msg.message,
+        causes=[
+            CauseInput(
+                type=c.type,
+                supertypes=tuple(c.supertypes),
+                http_status=c.http_status if c.HasField("http_status") else None,
+                grpc_status=c.grpc_status if c.HasField("grpc_status") else None,
+                code=c.code,
+                message=c.message,
+            )
+            for c in msg.causes
+        ],
+        language=msg.language,
+        provider=msg.provider,
+        attributes=msg.attributes,
+        field_prefix=field_prefix,
+    )
+
+
+def action_to_proto(action: Action) -> pb.Action:
+    return pb.Action(id=action.id, summary=action.summary, runbook_url=action.runbook_url)
+
+
+def response_from_classification(
+    c: Classification, descriptor: Descriptor | None = None
+) -> pb.ClassifyResponse:
+    response = pb.ClassifyResponse(
+        error_class=cast(pb.RunErrorClass, int(c.error_class)),
+        class_name=c.error_class.name,
+        action=action_to_proto(c.action),
+        effect=cast(pb.RunEffect, int(c.effect)),
+        retryable=c.retryable,
+        rule_id=c.rule_id,
+        ruleset_version=c.ruleset_version,
+        ruleset_digest=c.ruleset_digest,
+        unknown_reason=cast(pb.UnknownReason, int(c.unknown_reason)),
+    )
+    if c.explanation is not None:
+        text = render_explanation(descriptor, c) if descriptor is not None else ""
+        response.explanation.CopyFrom(explanation_to_proto(c.explanation, text))
+    return response
+
+
+def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
+    return pb.Explanation(
+        matches=[
+            pb.RuleMatch(
+                rule_id=m.rule_id,
+                location=m.location,
+                class_name=m.class_name,
+                conditions=m.conditions,
+                type_depth=m.type_depth,
+                condition_count=m.condition_count,
+                priority=m.priority,
+            )
+            for m in e.matches
+        ],
+        winner_rule_id=e.winner_rule_id,
+        decisions=[
+            pb.PrecedenceDecision(loser_rule_id=d.loser_rule_id, step=d.step, reason=d.reason)
+            for d in e.decisions
+        ],
+        near_misses=[
+            pb.NearMiss(
+                rule_id=n.rule_id,
+                location=n.location,
+                class_name=n.class_name,
+                failed_conditions=n.failed_conditions,
+                held_count=n.held_count,
+            )
+            for n in e.near_misses
+        ],
+        text=text,
+    )
+
+
+def ruleset_info(ruleset: Ruleset) -> pb.RulesetInfo:
+    return pb.RulesetInfo(
+        name=ruleset.name,
+        version=ruleset.version,
+        digest=ruleset.digest,
+        rule_count=len(ruleset.rules),
+        loaded_at=ruleset.loaded_at,
+        source=ruleset.source,
+        description=ruleset.description,
+    )
+
+
+def list_classes(ruleset: Ruleset) -> pb.ListClassesResponse:
+    return pb.ListClassesResponse(
+        classes=[
+            pb.ClassInfo(
+                error_class=cast(pb.RunErrorClass, int(cls)),
+                name=cls.name,
+                description=CLASS_DESCRIPTIONS[cls],
+                default_action=action_to_proto(ruleset.defaults[cls].action),
+                default_effect=cast(pb.RunEffect, int(ruleset.defaults[cls].effect)),
+                default_retryable=ruleset.defaults[cls].retryable,
+            )
+            for cls in ErrorClass
+        ]
+    )

@@ -1,0 +1,182 @@
+"""What `explain` needs, gathered from the real evaluation.
+
+The engine calls a `Tracer` while it classifies; `ExplainTracer` records
+every rule's condition results and the decision, then builds an
+`Explanation`: the rules that matched (with the conditions that held), why
+the winner beat each other match, and, for an Unknown, the near misses.
+There is no second engine: explain is the normal engine with a tracer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from classifier.conditions import Condition
+from classifier.ruleset import UNTYPED_DEPTH, CompiledRule, Match
+
+NEAR_MISSES = 3
+
+
+class Tracer(Protocol):
+    """Receives the engine's evaluation as it happens."""
+
+    def evaluated(
+        self, rule: CompiledRule, results: Sequence[tuple[Condition, bool]], depth: int | None
+    ) -> None:
+        """A rule was evaluated: each condition with whether it held, and the type depth."""
+
+    def decided(self, matches: Sequence[Match], top: Sequence[Match], winner_rule_id: str) -> None:
+        """All rules were evaluated; `top` shares the best precedence key."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """A rule that matched, the conditions that held, and its precedence key."""
+
+    rule_id: str
+    location: str
+    class_name: str
+    conditions: tuple[str, ...]
+    type_depth: int
+    condition_count: int
+    priority: int
+
+
+@dataclass(frozen=True, slots=True)
+class PrecedenceDecision:
+    """Why the winner beat another match: the step that decided, and a sentence."""
+
+    loser_rule_id: str
+    step: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A rule that came close, and the conditions that failed."""
+
+    rule_id: str
+    location: str
+    class_name: str
+    failed_conditions: tuple[str, ...]
+    held_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    matches: tuple[RuleMatch, ...]
+    winner_rule_id: str
+    decisions: tuple[PrecedenceDecision, ...]
+    near_misses: tuple[NearMiss, ...]
+
+
+class ExplainTracer:
+    """Records an evaluation and turns it into an Explanation."""
+
+    def __init__(self, near_misses: int = NEAR_MISSES) -> None:
+        self.limit = near_misses
+        self.evaluations: list[
+            tuple[CompiledRule, Sequence[tuple[Condition, bool]], int | None]
+        ] = []
+        self.explanation: Explanation | None = None
+
+    def evaluated(
+        self, rule: CompiledRule, results: Sequence[tuple[Condition, bool]], depth: int | None
+    ) -> None:
+        self.evaluations.append((rule, results, depth))
+
+    def decided(self, matches: Sequence[Match], top: Sequence[Match], winner_rule_id: str) -> None:
+        ordered = sorted(matches, key=lambda m: (m.rank, m.rule.order))
+        self.explanation = Explanation(
+            matches=tuple(_rule_match(m) for m in ordered),
+            winner_rule_id=winner_rule_id,
+            decisions=_decisions(ordered, top, winner_rule_id),
+            near_misses=self._near_misses() if not matches else (),
+        )
+
+    def _near_misses(self) -> tuple[NearMiss, ...]:
+        scored = []
+        for rule, results, _depth in self.evaluations:
+            held = sum(1 for _, ok in results if ok)
+            failed = tuple(c.text for c, ok in results if not ok)
+            if held and failed:
+                scored.append((len(failed), -held, rule.order, rule, failed, held))
+        scored.sort(key=lambda s: s[:3])
+        return tuple(
+            NearMiss(rule.id, str(rule.location), rule.outcome.error_class.name, failed, held)
+            for *_, rule, failed, held in scored[: self.limit]
+        )
+
+
+def _rule_match(m: Match) -> RuleMatch:
+    rule = m.rule
+    return RuleMatch(
+        rule_id=rule.id,
+        location=str(rule.location),
+        class_name=rule.outcome.error_class.name,
+        conditions=tuple(c.text for c in rule.all_conditions),
+        type_depth=-1 if m.depth == UNTYPED_DEPTH else m.depth,
+        condition_count=rule.condition_count,
+        priority=rule.priority,
+    )
+
+
+def _decisions(
+    ordered: Sequence[Match], top: Sequence[Match], winner_rule_id: str
+) -> tuple[PrecedenceDecision, ...]:
+    if not ordered:
+        return ()
+    if not winner_rule_id:
+        return tuple(
+            PrecedenceDecision(
+                m.rule.id,
+                "conflict",
+                f"{m.rule.id} ({m.rule.outcome.error_class.name}, {m.rule.outcome.effect.label}) "
+                "ties with the other top rules on type depth, condition count and priority, "
+                "and they disagree on class or effect",
+            )
+            for m in top
+        )
+    winner = next(m for m in ordered if m.rule.id == winner_rule_id)
+    return tuple(_decision(winner, m) for m in ordered if m is not winner)
+
+
+def _depth_text(depth: int) -> str:
+    if depth == UNTYPED_DEPTH:
+        return "has no type condition"
+    if depth == 0:
+        return "matches the descriptor's own type"
+    return f"matches a supertype {depth} step{'s' if depth > 1 else ''} up"
+
+
+def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
+    w, l_ = winner.rule, loser.rule
+    if winner.depth != loser.depth:
+        return PrecedenceDecision(
+            l_.id,
+            "type_depth",
+            f"{w.id} {_depth_text(winner.depth)}; {l_.id} {_depth_text(loser.depth)}",
+        )
+    if w.condition_count != l_.condition_count:
+        return PrecedenceDecision(
+            l_.id,
+            "condition_count",
+            f"same type depth; {w.id} has {w.condition_count} conditions, "
+            f"{l_.id} has {l_.condition_count}",
+        )
+    if w.priority != l_.priority:
+        return PrecedenceDecision(
+            l_.id,
+            "priority",
+            f"same type depth and condition count; {w.id} has priority {w.priority}, "
+            f"{l_.id} has {l_.priority}",
+        )
+    return PrecedenceDecision(
+        l_.id,
+        "order",
+        f"tied on type depth, condition count and priority, and both say "
+        f"{w.outcome.error_class.name}/{w.outcome.effect.label}; "
+        f"{w.id} comes first in ruleset order",
+    )

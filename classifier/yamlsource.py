@@ -1,0 +1,175 @@
+"""YAML read with positions kept, safely.
+
+PyYAML's composer gives us nodes with marks; we build plain Python values
+from them ourselves so that (a) every value and key keeps its `Location`,
+(b) duplicate keys are errors instead of silently last-one-wins, (c) aliases
+are refused (rule files never need them, and they are how a billion-laughs
+file explodes), and (d) only the safe scalar tags exist: nothing can
+construct an object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from classifier.errors import Diagnostic
+from classifier.location import Location
+
+Path_ = tuple[str | int, ...]
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SAFE_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")
+)
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+MAX_DEPTH = 64
+_RECOVERABLE = frozenset({"duplicate_key"})
+"""Problems after which the rest of the document is still worth validating."""
+
+
+@dataclass
+class Positions:
+    """Where each value (and each mapping key) of a document sits in its file."""
+
+    file: str
+    values: dict[Path_, Location] = field(default_factory=dict)
+    keys: dict[Path_, Location] = field(default_factory=dict)
+
+    def value(self, path: Path_) -> Location:
+        """The value at path, or the nearest enclosing value that has a position."""
+        for end in range(len(path), -1, -1):
+            if (loc := self.values.get(path[:end])) is not None:
+                return loc
+        return Location(self.file)
+
+    def key(self, path: Path_) -> Location:
+        """The key that introduces path, falling back to the value's position."""
+        return self.keys.get(path) or self.value(path)
+
+
+@dataclass
+class YamlDocument:
+    """A parsed file: its value, where everything is, and the problems found."""
+
+    value: Any
+    positions: Positions
+    diagnostics: list[Diagnostic]
+
+
+def _loc(file: str, mark: Any) -> Location:
+    return Location(file, mark.line + 1, mark.column + 1)
+
+
+def parse_yaml(text: str, file: str) -> YamlDocument:
+    """Parse one YAML document, keeping positions; problems come back as diagnostics."""
+    positions = Positions(file)
+    try:
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = _loc(file, mark) if mark is not None else Location(file)
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        return YamlDocument(None, positions, [Diagnostic("yaml_syntax_error", problem, loc)])
+    except yaml.YAMLError as exc:
+        return YamlDocument(
+            None, positions, [Diagnostic("yaml_syntax_error", str(exc), Location(file))]
+        )
+    if node is None:
+        return YamlDocument(None, positions, [])
+    builder = _Builder(file, positions)
+    value = builder.build(node, (), 0)
+    if any(d.code not in _RECOVERABLE for d in builder.diagnostics):
+        value = None
+    return YamlDocument(value, positions, builder.diagnostics)
+
+
+class _Builder:
+    def __init__(self, file: str, positions: Positions) -> None:
+        self.file = file
+        self.positions = positions
+        self.diagnostics: list[Diagnostic] = []
+        self.seen: set[int] = set()
+        self.constructor = yaml.constructor.SafeConstructor()
+
+    def error(self, code: str, message: str, node: yaml.Node) -> None:
+        self.diagnostics.append(Diagnostic(code, message, _loc(self.file, node.start_mark)))
+
+    def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
+        if id(node) in self.seen:
+            self.error(
+                "yaml_alias_forbidden",
+                "this value is reused through an alias (*name); "
+                "aliases are not allowed in rule files",
+                node,
+            )
+            return None
+        self.seen.add(id(node))
+        self.positions.values[path] = _loc(self.file, node.start_mark)
+        if depth > MAX_DEPTH:
+            self.error("yaml_too_deep", f"nesting deeper than {MAX_DEPTH} levels", node)
+            return None
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != _SEQ_TAG:
+                self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+                return None
+            return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != _MAP_TAG:
+                self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+                return None
+            return self.mapping(node, path, depth)
+        self.error("yaml_syntax_error", "unexpected node", node)
+        return None
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag not in _SAFE_SCALAR_TAGS:
+            self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+            return None
+        try:
+            return self.constructor.construct_object(node)
+        except yaml.YAMLError as exc:
+            self.error("yaml_syntax_error", str(exc).splitlines()[0], node)
+            return None
+
+    def mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        first_seen: dict[Any, Location] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self.error(
+                    "yaml_merge_forbidden",
+                    "merge keys (<<) are not allowed in rule files",
+                    key_node,
+                )
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.error("yaml_syntax_error", "a mapping key must be a plain scalar", key_node)
+                continue
+            key = self.scalar(key_node)
+            if key is None:
+                continue
+            key_loc = _loc(self.file, key_node.start_mark)
+            if key in first_seen:
+                self.diagnostics.append(
+                    Diagnostic(
+                        "duplicate_key",
+                        f"key {key!r} is already set at line {first_seen[key].line}",
+                        key_loc,
+                        related=(first_seen[key],),
+                    )
+                )
+                continue
+            first_seen[key] = key_loc
+            self.positions.keys[(*path, key)] = key_loc
+            out[key] = self.build(value_node, (*path, key), depth + 1)
+        return out

@@ -1,0 +1,156 @@
+"""Rule files: every problem reported at once, each at `file:line:col` with its code and rule id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from classifier import RulesetError, load_ruleset
+from classifier.loader import display_path
+from tests.support import MakeRuleset
+
+
+def _errors(root: Path) -> list[str]:
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(root)
+    shown = display_path(root)
+    return [line.replace(shown + "/", "") for line in info.value.render().splitlines()]
+
+
+def test_every_error_is_reported_with_its_location(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        {
+            "a.yaml": """\
+                rules:
+                  - id: one
+                    when: {type: a.A, colour: red}
+                    class: RateLimited
+                  - id: two
+                    when: {message: "(?<=x)y"}
+                    class: NotAClass
+                  - id: three
+                    when: {grpc_status: SLOW, origin: martian, http_status: 7xx}
+                    class: Timeout
+                    action: no.such-action
+                  - id: one
+                    when: {type: b.B}
+                    class: ToolError
+                """,
+            "b.yaml": """\
+                rules:
+                  - id: dup-key
+                    when: {type: a.A}
+                    when: {type: b.B}
+                    class: ToolError
+                  - id: no-class
+                    when: {type: c.C}
+                """,
+        }
+    )
+    assert _errors(root) == [
+        "a.yaml:3:23: unknown_key: unknown key 'colour' at rules.0.when.colour (rule \"one\")",
+        "a.yaml:7:12: unknown_class: unknown class 'NotAClass'; known: Unknown, ProviderError, "
+        "ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, "
+        "CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout "
+        '(rule "two")',
+        "a.yaml:9:25: unknown_grpc_code: unknown gRPC status code 'SLOW'; known: OK, CANCELLED, "
+        "UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND, ALREADY_EXISTS, PERMISSION_DENIED, "
+        "RESOURCE_EXHAUSTED, FAILED_PRECONDITION, ABORTED, OUT_OF_RANGE, UNIMPLEMENTED, INTERNAL, "
+        'UNAVAILABLE, DATA_LOSS, UNAUTHENTICATED (rule "three")',
+        "a.yaml:9:39: unknown_origin: unknown origin 'martian'; known: provider, tool, guard, "
+        'runtime, interceptor, reconciler, user (rule "three")',
+        "a.yaml:9:61: invalid_http_status: '7xx' is not an HTTP status: use a number (429), a class "
+        '(5xx) or a range (500-504) (rule "three")',
+        "b.yaml:4:5: duplicate_key: key 'when' is already set at line 3",
+        "b.yaml:6:5: missing_key: missing required key 'class' (rule \"no-class\")",
+    ]
+
+
+def test_compile_errors_are_reported_with_schema_errors_elsewhere(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """A bad regex and a duplicate id in one file still show up while another file is broken."""
+    root = make_ruleset(
+        {
+            "a.yaml": """\
+                rules:
+                  - id: one
+                    when: {message: "(?<=x)y"}
+                    class: Timeout
+                  - id: one
+                    when: {type: b.B}
+                    class: ToolError
+                    action: no.such-action
+                """,
+            "b.yaml": "rules: [{id: x, when: {}, class: Nope}]\n",
+        }
+    )
+    assert _errors(root) == [
+        "a.yaml:3:21: invalid_pattern: invalid RE2 pattern '(?<=x)y': invalid perl operator: (?<= "
+        '(rule "one")',
+        "a.yaml:5:9: duplicate_rule_id: rule 'one' is already defined at a.yaml:2:9 (rule \"one\")",
+        "a.yaml:8:13: unknown_action: action 'no.such-action' is not in the catalog (rule \"one\")",
+        "b.yaml:1:34: unknown_class: unknown class 'Nope'; known: Unknown, ProviderError, "
+        "ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, "
+        "CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout "
+        '(rule "x")',
+    ]
+
+
+def test_yaml_syntax_errors_point_at_the_problem(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset("rules:\n  - id: a\n    when: {type: [a.A}\n")
+    [error] = _errors(root)
+    assert error.startswith("rules.yaml:3:22: yaml_syntax_error: ")
+
+
+def test_missing_keys_are_named(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset("rules:\n  - id: a\n    when: {type: a.A}\n")
+    assert _errors(root) == [
+        "rules.yaml:2:5: missing_key: missing required key 'class' (rule \"a\")"
+    ]
+
+
+def test_aliases_and_unsafe_tags_are_refused(make_ruleset: MakeRuleset) -> None:
+    """Rule files cannot construct objects or expand aliases (billion laughs)."""
+    root = make_ruleset(
+        {
+            "alias.yaml": "rules:\n- &r {id: a, when: {type: a.A}, class: Timeout}\n- *r\n",
+            "tag.yaml": "rules: !!python/object:os.system {}\n",
+        }
+    )
+    assert _errors(root) == [
+        "alias.yaml:2:3: yaml_alias_forbidden: this value is reused through an alias (*name); "
+        "aliases are not allowed in rule files",
+        "tag.yaml:1:8: yaml_unsafe_tag: tag 'tag:yaml.org,2002:python/object:os.system' is not allowed",
+    ]
+
+
+def test_a_manifest_without_a_version_is_an_error(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset("rules: []\n", manifest="name: x\n")
+    assert _errors(root) == ["ruleset.yaml:1:1: missing_key: missing required key 'version'"]
+
+
+def test_a_folder_without_manifest_or_catalog_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "rules.yaml").write_text("rules: []\n")
+    assert [e.split(": ")[1] for e in _errors(tmp_path)] == ["missing_catalog", "missing_manifest"]
+
+
+def test_case_files_and_hidden_folders_are_not_rule_files(make_ruleset: MakeRuleset) -> None:
+    """Case files sit beside rules; a ConfigMap's ..data folder must not load twice."""
+    root = make_ruleset(
+        {
+            "a.yaml": "rules: [{id: a, when: {type: a.A}, class: Timeout}]\n",
+            "a.cases.yaml": "cases: []\n",
+            "..data/a.yaml": "rules: [{id: a, when: {type: a.A}, class: Timeout}]\n",
+        }
+    )
+    assert [r.id for r in load_ruleset(root).rules] == ["a"]
+
+
+def test_the_digest_follows_the_content(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset("rules: [{id: a, when: {type: a.A}, class: Timeout}]\n")
+    first = load_ruleset(root).digest
+    assert load_ruleset(root).digest == first
+    (root / "rules.yaml").write_text("rules: [{id: a, when: {type: a.B}, class: Timeout}]\n")
+    assert load_ruleset(root).digest != first
