@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, serve
+from classifier.cli import check, classify, serve, test
 
-COMMANDS = (serve, check, classify)
+COMMANDS = (serve, check, classify, test)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,285 @@
+"""Case files: regression cases for a ruleset, read with positions.
+
+A case file (`*.cases.yaml`) is a mapping:
+
+    rules: ../some-ruleset     # optional, relative to this file
+    cases:
+      - note: dotnet/HttpClient timeout is a Timeout, not a cancel
+        descriptor: {type: System.Threading.Tasks.TaskCanceledException, ...}
+        want: {class: Timeout, rule: dotnet.httpclient-timeout}
+        todo: "why it fails today"                 # optional
+
+Each case is validated on its own, so one bad case is reported at its
+`file:line:col` while the file's other cases still run. The ruleset a file
+tests is its `rules:` folder, else the nearest folder (the file's own, then
+its parents) holding `ruleset.yaml`, else the one the caller gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from classifier.descriptor import Descriptor
+from classifier.errors import DescriptorError, Diagnostic
+from classifier.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
+from classifier.location import Location
+from classifier.schema import DescriptorDoc, parse_class
+from classifier.taxonomy import ErrorClass
+from classifier.yamlsource import Positions, parse_yaml
+
+CASE_SUFFIXES = (CASES_SUFFIX, ".cases.yml")
+MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class WantDoc(_Doc):
+    """What a case expects; only `class` is required, the rest is checked when given."""
+
+    class_: Annotated[str, Field(alias="class")]
+    rule: str | None = None
+    effect: Literal["fail", "pause", "continue", "unspecified"] | None = None
+    action: str | None = None
+    retryable: bool | None = None
+    unknown_reason: Literal["no_match", "conflict"] | None = None
+
+    @field_validator("class_")
+    @classmethod
+    def _class(cls, value: str) -> str:
+        parse_class(value)
+        return value
+
+
+class CaseDoc(_Doc):
+    """One case as written."""
+
+    note: Annotated[str, Field(min_length=1)]
+    descriptor: DescriptorDoc
+    want: WantDoc
+    todo: Annotated[str, Field(min_length=1)] | None = None
+
+
+class CaseFileHeadDoc(_Doc):
+    """The file around the cases; the cases themselves are validated one by one."""
+
+    rules: Annotated[str, Field(min_length=1)] | None = None
+    cases: list[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Want:
+    """The expectation of a case, with the taxonomy types resolved."""
+
+    error_class: ErrorClass
+    rule: str | None = None
+    effect: str | None = None
+    action: str | None = None
+    retryable: bool | None = None
+    unknown_reason: str | None = None
+
+    def fields(self) -> list[tuple[str, object]]:
+        """The checked fields in a stable order, as (name, wanted value)."""
+        out: list[tuple[str, object]] = [("class", self.error_class.name)]
+        for name in ("rule", "effect", "action", "retryable", "unknown_reason"):
+            value = getattr(self, name)
+            if value is not None:
+                out.append((name, value))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """A valid case, ready to run, and where it is written."""
+
+    note: str
+    descriptor: Descriptor
+    want: Want
+    location: Location
+    todo: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BadCase:
+    """A case that could not be read; it counts as an error, never as skipped."""
+
+    name: str
+    location: Location
+    diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A case file: its cases, the ruleset it names, and file-level problems."""
+
+    path: Path
+    shown: str
+    rules: Path | None
+    cases: tuple[Case, ...]
+    bad_cases: tuple[BadCase, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def entries(self) -> list[Case | BadCase]:
+        """Cases and bad cases in file order."""
+        return sorted([*self.cases, *self.bad_cases], key=lambda c: c.location)
+
+
+def is_case_file(path: Path) -> bool:
+    return path.name.endswith(CASE_SUFFIXES)
+
+
+def find_case_files(paths: Iterable[Path]) -> list[Path]:
+    """Case files named or found (recursively, hidden folders skipped) under paths.
+
+    A path that does not exist raises FileNotFoundError; a file given
+    explicitly is read as a case file whatever its name.
+    """
+    found: dict[Path, None] = {}
+    for path in paths:
+        if path.is_file():
+            found[path] = None
+        elif path.is_dir():
+            for candidate in sorted(path.rglob("*")):
+                rel = candidate.relative_to(path)
+                if (
+                    is_case_file(candidate)
+                    and candidate.is_file()
+                    and not any(part.startswith(".") for part in rel.parts)
+                ):
+                    found[candidate] = None
+        else:
+            raise FileNotFoundError(f"{path}: no such file or folder")
+    return list(found)
+
+
+def nearest_ruleset(start: Path) -> Path | None:
+    """The nearest folder, start itself first, then its parents, that holds ruleset.yaml."""
+    for folder in (start, *start.parents):
+        if (folder / MANIFEST).is_file():
+            return folder
+    return None
+
+
+def read_case_file(path: Path) -> CaseFile:
+    """Read and validate a case file; problems come back as located diagnostics."""
+    shown = display_path(path)
+    where = Location(shown)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CASE_FILE_BYTES:
+            return _broken(path, shown, "file_too_large", f"{size} bytes exceed the limit")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _broken(path, shown, "unreadable_file", str(exc))
+    doc = parse_yaml(text, shown)
+    diagnostics = list(doc.diagnostics)
+    if doc.value is None:
+        if not diagnostics:
+            diagnostics.append(
+                Diagnostic("empty_document", "expected a case file with a `cases:` list", where)
+            )
+        return CaseFile(path, shown, None, (), (), tuple(diagnostics))
+    try:
+        head = CaseFileHeadDoc.model_validate(doc.value)
+    except ValidationError as exc:
+        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value))
+        return CaseFile(path, shown, None, (), (), tuple(diagnostics))
+    rules = (path.parent / head.rules) if head.rules is not None else None
+    if rules is not None and not (rules / MANIFEST).is_file():
+        diagnostics.append(
+            Diagnostic(
+                "ruleset_not_found",
+                f"rules: {head.rules!r} is not a ruleset folder (no {MANIFEST} in {rules})",
+                doc.positions.value(("rules",)),
+            )
+        )
+    cases, bad = _cases(head.cases, doc.positions)
+    return CaseFile(path, shown, rules, tuple(cases), tuple(bad), tuple(diagnostics))
+
+
+def _broken(path: Path, shown: str, code: str, message: str) -> CaseFile:
+    return CaseFile(path, shown, None, (), (), (Diagnostic(code, message, Location(shown)),))
+
+
+def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list[BadCase]]:
+    cases: list[Case] = []
+    bad: list[BadCase] = []
+    notes: dict[str, Location] = {}
+    for i, item in enumerate(items):
+        path = ("cases", i)
+        where = positions.value(path)
+        note = item.get("note") if isinstance(item, dict) else None
+        name = note if isinstance(note, str) and note else f"cases[{i}]"
+        try:
+            doc = CaseDoc.model_validate(item)
+        except ValidationError as exc:
+            found = pydantic_diagnostics(exc, _Shifted(positions, path), item)
+            bad.append(BadCase(name, where, tuple(found)))
+            continue
+        try:
+            descriptor = doc.descriptor.to_descriptor()
+        except DescriptorError as exc:
+            at = positions.value((*path, "descriptor"))
+            found = [Diagnostic("invalid_descriptor", str(v), at) for v in exc.violations]
+            bad.append(BadCase(name, where, tuple(found)))
+            continue
+        if doc.note in notes:
+            first = notes[doc.note]
+            bad.append(
+                BadCase(
+                    name,
+                    where,
+                    (
+                        Diagnostic(
+                            "duplicate_case_note",
+                            f"note {doc.note!r} is already used at line {first.line}; "
+                            "a note names its case, so each must be unique in a file",
+                            positions.value((*path, "note")),
+                            related=(first,),
+                        ),
+                    ),
+                )
+            )
+            continue
+        notes[doc.note] = where
+        w = doc.want
+        want = Want(
+            error_class=parse_class(w.class_),
+            rule=w.rule,
+            effect=w.effect,
+            action=w.action,
+            retryable=w.retryable,
+            unknown_reason=w.unknown_reason,
+        )
+        cases.append(Case(doc.note, descriptor, want, where, doc.todo))
+    return cases, bad
+
+
+class _Shifted(Positions):
+    """Positions of one case, addressed relative to the case (for pydantic's error paths)."""
+
+    def __init__(self, inner: Positions, prefix: tuple[str | int, ...]) -> None:
+        super().__init__(inner.file, inner.values, inner.keys)
+        self.prefix = prefix
+
+    def value(self, path: tuple[str | int, ...]) -> Location:
+        return super().value((*self.prefix, *path))
+
+    def key(self, path: tuple[str | int, ...]) -> Location:
+        return super().key((*self.prefix, *path))
+
+
+def iter_cases(files: Iterable[CaseFile], run: re.Pattern[str] | None) -> Iterator[Case]:
+    """Every valid case of files whose note matches run (all of them without a filter)."""
+    for f in files:
+        for case in f.cases:
+            if run is None or run.search(case.note):
+                yield case

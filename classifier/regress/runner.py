@@ -1,0 +1,335 @@
+"""Run cases through the production loader and engine, and judge each answer.
+
+The CLI (`classifier test`) and the pytest plugin both call `check_case`,
+so a case passes or fails the same way, with the same words, in both.
+Classification goes through `load_ruleset` and `classify`, the code the
+server runs; `explain` (the same engine with a tracer) runs only for a
+failing case, to say which rule decided or which came close.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from classifier.compiler import load_ruleset
+from classifier.engine import Classification, classify
+from classifier.errors import Diagnostic, RulesetError
+from classifier.explain import explain
+from classifier.location import Location
+from classifier.regress.cases import BadCase, Case, CaseFile, nearest_ruleset, read_case_file
+from classifier.ruleset import Ruleset
+from classifier.taxonomy import ErrorClass, UnknownReason
+
+
+class Status(StrEnum):
+    """How a case ended. `todo` is an expected failure; `fixed` a todo that now passes."""
+
+    passed = "passed"
+    failed = "failed"
+    todo = "todo"
+    fixed = "fixed"
+    error = "error"
+
+    @property
+    def ok(self) -> bool:
+        return self in (Status.passed, Status.todo)
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    field: str
+    want: object
+    got: object
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One case's outcome: the answer, what differed, and the text a person reads."""
+
+    name: str
+    location: Location
+    status: Status
+    ruleset: str = ""
+    got: Classification | None = None
+    want_class: str = ""
+    mismatches: tuple[Mismatch, ...] = ()
+    details: str = ""
+    todo: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def file(self) -> str:
+        return self.location.file
+
+
+def observed(c: Classification) -> dict[str, object]:
+    """The answer's values under the names a case's `want` uses."""
+    return {
+        "class": c.error_class.name,
+        "rule": c.rule_id,
+        "effect": c.effect.label,
+        "action": c.action.id,
+        "retryable": c.retryable,
+        "unknown_reason": c.unknown_reason.name,
+    }
+
+
+def compare(case: Case, got: Classification) -> tuple[Mismatch, ...]:
+    """The wanted fields the answer does not satisfy."""
+    seen = observed(got)
+    return tuple(
+        Mismatch(name, want, seen[name]) for name, want in case.want.fields() if seen[name] != want
+    )
+
+
+def check_case(ruleset: Ruleset, case: Case) -> CaseResult:
+    """Classify one case and judge it (todo cases are expected to fail)."""
+    start = time.perf_counter()
+    got = classify(ruleset, case.descriptor)
+    mismatches = compare(case, got)
+    if mismatches:
+        status = Status.todo if case.todo else Status.failed
+    else:
+        status = Status.fixed if case.todo else Status.passed
+    details = ""
+    if status is Status.failed or status is Status.todo:
+        details = failure_details(ruleset, case, mismatches)
+    elif status is Status.fixed:
+        details = (
+            f"marked todo ({case.todo}) but it passes now: remove `todo:` to make it a regular case"
+        )
+    return CaseResult(
+        name=case.note,
+        location=case.location,
+        status=status,
+        ruleset=ruleset.source,
+        got=got,
+        want_class=case.want.error_class.name,
+        mismatches=mismatches,
+        details=details,
+        todo=case.todo,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def failure_details(ruleset: Ruleset, case: Case, mismatches: Sequence[Mismatch]) -> str:
+    """Want vs got, field by field, then the rule that decided or the rules that came close."""
+    width = max(len(m.field) for m in mismatches)
+    lines = [
+        f"{m.field + ':':<{width + 1}} want {_show(m.want)}, got {_show(m.got)}" for m in mismatches
+    ]
+    answer = explain(ruleset, case.descriptor)
+    e = answer.explanation
+    if answer.rule_id:
+        rule = ruleset.rule(answer.rule_id)
+        where = f" ({rule.location})" if rule else ""
+        lines.append(
+            f"decided by: {answer.rule_id} -> {answer.error_class.name}, "
+            f"{answer.effect.label}, {answer.action.id}{where}"
+        )
+    elif answer.unknown_reason is UnknownReason.conflict and e is not None:
+        lines.append("conflict: equally specific rules disagree:")
+        lines += [f"  {d.reason}" for d in e.decisions]
+    elif e is not None and e.near_misses:
+        lines.append("no rule matched; near misses:")
+        for n in e.near_misses:
+            lines.append(f"  {n.rule_id} -> {n.class_name} ({n.location})")
+            lines += [f"    failed: {cond}" for cond in n.failed_conditions]
+    else:
+        lines.append("no rule matched, and no rule came close")
+    if case.want.rule and (wanted := ruleset.rule(case.want.rule)) is None:
+        lines.append(f"note: the ruleset has no rule {case.want.rule!r}")
+    elif case.want.rule and wanted is not None:
+        lines.append(f"wanted rule: {wanted.id} ({wanted.location})")
+    return "\n".join(lines)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if value != "" else '""'
+
+
+def bad_case_result(bad: BadCase) -> CaseResult:
+    return CaseResult(
+        name=bad.name,
+        location=bad.location,
+        status=Status.error,
+        details="\n".join(d.render() for d in bad.diagnostics),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A case file or ruleset that could not be used: its cases did not run."""
+
+    location: Location
+    diagnostics: tuple[Diagnostic, ...]
+    summary: str
+
+    def render(self) -> str:
+        return "\n".join([self.summary, *(d.render() for d in self.diagnostics)])
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which rules of one ruleset decided at least one case."""
+
+    ruleset: str
+    name: str
+    version: str
+    rules: tuple[str, ...]
+    covered: frozenset[str]
+    locations: dict[str, Location]
+
+    @property
+    def uncovered(self) -> list[str]:
+        return [r for r in self.rules if r not in self.covered]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 if not self.rules else 100.0 * len(self.covered) / len(self.rules)
+
+
+@dataclass
+class Report:
+    """Everything one run found: results in file order, problems, coverage."""
+
+    results: list[CaseResult] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    rulesets: dict[str, Ruleset] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def counts(self) -> Counter[Status]:
+        return Counter(r.status for r in self.results)
+
+    @property
+    def ran(self) -> int:
+        return sum(1 for r in self.results if r.status is not Status.error)
+
+    @property
+    def ok(self) -> bool:
+        return self.ran > 0 and not self.problems and all(r.status.ok for r in self.results)
+
+    def coverage(self) -> list[Coverage]:
+        """Per ruleset: a rule is covered when it decided a case (whether or not it passed)."""
+        decided: dict[str, set[str]] = {source: set() for source in self.rulesets}
+        for r in self.results:
+            if r.got is not None and r.got.rule_id:
+                decided.setdefault(r.ruleset, set()).add(r.got.rule_id)
+        return [
+            Coverage(
+                ruleset=source,
+                name=rs.name,
+                version=rs.version,
+                rules=tuple(rule.id for rule in rs.rules),
+                covered=frozenset(decided[source]),
+                locations={rule.id: rule.location for rule in rs.rules},
+            )
+            for source, rs in self.rulesets.items()
+        ]
+
+    def confusion(self) -> dict[tuple[str, str], int]:
+        """(wanted class, answered class) -> number of cases, over cases that ran."""
+        out: Counter[tuple[str, str]] = Counter()
+        for r in self.results:
+            if r.got is not None:
+                out[(r.want_class, r.got.error_class.name)] += 1
+        return dict(out)
+
+
+class RulesetCache:
+    """Each ruleset folder is loaded once per run; a broken one is reported once."""
+
+    def __init__(self) -> None:
+        self.loaded: dict[Path, Ruleset | RulesetError] = {}
+
+    def get(self, folder: Path) -> Ruleset | RulesetError:
+        key = folder.resolve()
+        if key not in self.loaded:
+            try:
+                self.loaded[key] = load_ruleset(folder)
+            except RulesetError as exc:
+                self.loaded[key] = exc
+        return self.loaded[key]
+
+
+def ruleset_folder(case_file: CaseFile, default: Path | None) -> Path | None:
+    """The ruleset a case file tests: its own `rules:`, the nearest manifest, else default."""
+    if case_file.rules is not None:
+        return case_file.rules
+    return nearest_ruleset(case_file.path.resolve().parent) or default
+
+
+def resolve(case_file: CaseFile, default: Path | None, cache: RulesetCache) -> Ruleset | Problem:
+    """The compiled ruleset for a case file, or the problem that stops its cases."""
+    where = Location(case_file.shown)
+    if case_file.diagnostics:
+        return Problem(where, case_file.diagnostics, f"{case_file.shown}: invalid case file")
+    folder = ruleset_folder(case_file, default)
+    if folder is None:
+        return Problem(
+            where,
+            (
+                Diagnostic(
+                    "no_ruleset",
+                    "no ruleset for these cases: no `rules:` key, no ruleset.yaml in this "
+                    "folder or above, and no --rules given",
+                    where,
+                ),
+            ),
+            f"{case_file.shown}: no ruleset",
+        )
+    loaded = cache.get(folder)
+    if isinstance(loaded, RulesetError):
+        return Problem(
+            where,
+            tuple(loaded.diagnostics),
+            f"{case_file.shown}: the ruleset it tests ({folder}) is invalid",
+        )
+    return loaded
+
+
+def run_cases(
+    paths: Iterable[Path],
+    *,
+    rules: Path | None = None,
+    run: re.Pattern[str] | None = None,
+) -> Report:
+    """Read every case file in paths, run its cases, and gather the report."""
+    start = time.perf_counter()
+    report = Report()
+    cache = RulesetCache()
+    for path in paths:
+        case_file = read_case_file(path)
+        target = resolve(case_file, rules, cache)
+        if isinstance(target, Problem):
+            if any(p.diagnostics == target.diagnostics for p in report.problems):
+                target = Problem(target.location, (), target.summary + " (see above)")
+            report.problems.append(target)
+            continue
+        report.rulesets.setdefault(target.source, target)
+        for entry in case_file.entries:
+            if run is not None and not run.search(entry_name(entry)):
+                continue
+            if isinstance(entry, BadCase):
+                report.results.append(bad_case_result(entry))
+            else:
+                report.results.append(check_case(target, entry))
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def entry_name(entry: Case | BadCase) -> str:
+    return entry.name if isinstance(entry, BadCase) else entry.note
+
+
+def class_order(names: Iterable[str]) -> list[str]:
+    """Class names in taxonomy order."""
+    return sorted(set(names), key=lambda n: ErrorClass[n].value)
