@@ -1,0 +1,102 @@
+"""`classifier diff`: what a rule change reclassifies, replayed over a corpus.
+
+Exit status: 0 when the comparison ran (changes are information, not
+failure); 1 when --require-version-bump is given, something changed, and
+the ruleset version did not; 2 when it could not run: a ruleset is invalid
+or cannot be found, the corpus has a bad entry, or the corpus is empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from classifier.compiler import load_ruleset
+from classifier.errors import RulesetError
+from classifier.regress.corpus import read_corpus
+from classifier.regress.diff import RENDERERS, diff_rulesets
+from classifier.regress.revision import RevisionError, resolve_spec
+
+EXIT_OK, EXIT_NOT_BUMPED, EXIT_INVALID = 0, 1, 2
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "diff",
+        help="list the descriptors a ruleset change reclassifies",
+        description="Classify a corpus (case files, or JSON Lines of descriptors) under two "
+        "rulesets and print every descriptor whose class, effect, action or deciding rule "
+        "changed, grouped by (old class -> new class). A ruleset is a folder, REV:PATH "
+        "(a folder at a git revision, PATH from the repository root), or REV alone (the "
+        "other side's folder at that revision).",
+    )
+    p.add_argument("--base", required=True, metavar="OLD", help="the ruleset before the change")
+    p.add_argument(
+        "--head",
+        default="rules",
+        metavar="NEW",
+        help="the ruleset after the change (default: rules)",
+    )
+    p.add_argument(
+        "--require-version-bump",
+        action="store_true",
+        help="fail when a classification changed but the ruleset version did not",
+    )
+    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument(
+        "corpus",
+        nargs="+",
+        metavar="CORPUS",
+        help="case files, JSON Lines files (.jsonl, .ndjson, .json; - for stdin), or folders",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        corpus = read_corpus(args.corpus)
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"classifier diff: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    with tempfile.TemporaryDirectory(prefix="classifier-diff-") as tmp:
+        try:
+            head_spec = resolve_spec(args.head, None, Path(tmp))
+            base_spec = resolve_spec(args.base, head_spec.folder, Path(tmp))
+        except RevisionError as exc:
+            print(f"classifier diff: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        try:
+            base = load_ruleset(base_spec.folder)
+        except RulesetError as exc:
+            print(f"classifier diff: base {base_spec.label} is invalid:", file=sys.stderr)
+            print(exc.render(), file=sys.stderr)
+            return EXIT_INVALID
+        try:
+            head = load_ruleset(head_spec.folder)
+        except RulesetError as exc:
+            print(f"classifier diff: head {head_spec.label} is invalid:", file=sys.stderr)
+            print(exc.render(), file=sys.stderr)
+            return EXIT_INVALID
+    result = diff_rulesets(
+        base, head, corpus.entries, base_label=base_spec.label, head_label=head_spec.label
+    )
+    print(RENDERERS[args.format](result))
+    for error in corpus.errors:
+        print(error, file=sys.stderr)
+    if corpus.errors:
+        print(f"classifier diff: {len(corpus.errors)} bad corpus entries", file=sys.stderr)
+        return EXIT_INVALID
+    if result.total == 0:
+        print("classifier diff: the corpus is empty: nothing was compared", file=sys.stderr)
+        return EXIT_INVALID
+    if args.require_version_bump and result.changes and not result.version_bumped:
+        print(
+            f"classifier diff: {result.changed} descriptor(s) change but the ruleset version is "
+            f"still {head.version}; bump `version:` in ruleset.yaml (and add a changelog entry)",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_BUMPED
+    return EXIT_OK
