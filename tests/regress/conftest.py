@@ -1,45 +1,5 @@
-"""Fixtures for regression-testing tests: a small ruleset with case files beside its rules."""
+"""Fixtures for the regression-testing tests (defined in tests/regress/fixtures.py)."""
 
-from __future__ import annotations
+from tests.regress.fixtures import small
 
-from pathlib import Path
-
-import pytest
-
-from tests.support import MakeRuleset
-
-RULES = """\
-rules:
-  - id: http.429
-    when: {origin: provider, http_status: 429}
-    class: RateLimited
-  - id: dotnet.timeout
-    when:
-      type: System.Threading.Tasks.TaskCanceledException
-      cause: {type: System.TimeoutException}
-    class: Timeout
-  - id: tool.any
-    when: {origin: tool}
-    class: ToolError
-"""
-
-CASES = """\
-cases:
-  - note: a provider 429 is RateLimited
-    descriptor: {type: openai.RateLimitError, http_status: 429, origin: provider}
-    want: {class: RateLimited, rule: http.429, effect: fail, action: provider.backoff, retryable: true}
-  - note: HttpClient timeout is a Timeout
-    descriptor:
-      type: System.Threading.Tasks.TaskCanceledException
-      causes: [{type: System.TimeoutException}]
-    want: {class: Timeout, rule: dotnet.timeout}
-  - note: a teapot is not classified
-    descriptor: {type: teapot.Error, http_status: 418, origin: provider}
-    want: {class: Unknown, unknown_reason: no_match}
-"""
-
-
-@pytest.fixture
-def small(make_ruleset: MakeRuleset) -> Path:
-    """A three-rule ruleset whose `rules.cases.yaml` passes, two rules covered of three."""
-    return make_ruleset({"rules.yaml": RULES, "rules.cases.yaml": CASES}, name="small")
+__all__ = ["small"]
