@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test check lint typecheck proto bench clean
+.PHONY: setup run test cases check lint typecheck proto proto-baseline bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,11 @@ setup: $(STAMP)  ## create .venv and install the package with its dev tools
 run: $(STAMP)  ## serve the bundled rules on $(ADDR)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR)
 
-test: check  ## lint, type-check, then every test
+test: check  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
+
+cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
+	$(BIN)/classifier test --coverage --min-coverage 100 $(RULES)
 
 check: lint typecheck  ## ruff, mypy and buf lint
 
@@ -34,6 +37,9 @@ typecheck: $(STAMP)
 
 proto: $(STAMP)  ## regenerate classifier/_proto from proto/
 	$(BIN)/python tools/gen_proto.py
+
+proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
+	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

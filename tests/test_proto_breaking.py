@@ -82,4 +82,6 @@ def test_a_changed_field_number_is_caught(proto_copy: Path) -> None:
     _edit(proto_copy, "RunErrorClass error_class = 1;", "RunErrorClass error_class = 21;")
     run = _breaking(proto_copy)
     assert run.returncode != 0
-    assert 'field "1" with name "error_class" on message "ClassifyResponse" was deleted' in run.stdout
+    assert (
+        'field "1" with name "error_class" on message "ClassifyResponse" was deleted' in run.stdout
+    )

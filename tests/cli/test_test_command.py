@@ -27,7 +27,10 @@ def test_exit_one_when_a_case_fails(small: Path, capsys: pytest.CaptureFixture[s
     (small / "more.cases.yaml").write_text(FAILING)
     assert main(["test", str(small)]) == 1
     out = capsys.readouterr().out
-    assert f"{display_path(small)}/more.cases.yaml:2:5: FAIL: a tool's 429, wanted as RateLimited" in out
+    assert (
+        f"{display_path(small)}/more.cases.yaml:2:5: FAIL: a tool's 429, wanted as RateLimited"
+        in out
+    )
     assert "4 cases: 3 passed, 1 failed" in out
 
 
@@ -45,7 +48,9 @@ def test_no_case_ran_is_never_a_success(
     assert main(["test", str(small)]) == 2
 
 
-def test_bad_input_exits_two(small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_two(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A missing path, a bad regex, an invalid case or ruleset: exit 2 with the reason."""
     assert main(["test", str(tmp_path / "nope")]) == 2
     assert "no such file or folder" in capsys.readouterr().err
@@ -54,7 +59,8 @@ def test_bad_input_exits_two(small: Path, tmp_path: Path, capsys: pytest.Capture
     (small / "rules.yaml").write_text("rules:\n  - {id: a, when: {origin: moon}, class: Timeout}\n")
     assert main(["test", str(small)]) == 2
     out = capsys.readouterr().out
-    assert "the ruleset it tests" in out and "unknown_origin" in out
+    assert "the ruleset it tests" in out
+    assert "unknown_origin" in out
 
 
 def test_run_filters_by_note(small: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,7 +99,8 @@ def test_json_format_is_machine_readable(small: Path, capsys: pytest.CaptureFixt
     assert main(["test", "--format", "json", "--coverage", str(small)]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is False
-    assert data["summary"]["passed"] == 3 and data["summary"]["failed"] == 1
+    assert data["summary"]["passed"] == 3
+    assert data["summary"]["failed"] == 1
     failed = next(c for c in data["cases"] if c["status"] == "failed")
     assert failed["mismatches"] == [{"field": "class", "want": "RateLimited", "got": "ToolError"}]
     assert failed["got"]["rule"] == "tool.any"
@@ -117,4 +124,6 @@ def test_github_format_prints_annotations(small: Path, capsys: pytest.CaptureFix
     (small / "more.cases.yaml").unlink()
     assert main(["test", "--format", "github", "--coverage", str(small)]) == 0
     warning = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("::"))
-    assert warning.startswith(f"::warning file={shown}/rules.yaml,line=10,col=5,title=rule not covered%3A tool.any::")
+    assert warning.startswith(
+        f"::warning file={shown}/rules.yaml,line=10,col=5,title=rule not covered%3A tool.any::"
+    )

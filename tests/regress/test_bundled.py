@@ -73,9 +73,9 @@ def test_a_broken_case_fails_both_with_the_same_message(tmp_path: Path) -> None:
     cli = _cli(tmp_path, "rules")
     assert cli.returncode == 1
     failure = cli.stdout.split("\n\n")[0]
-    assert ": FAIL: " in failure and "class: want BudgetExceeded, got " in failure
+    assert ": FAIL: " in failure
+    assert "class: want BudgetExceeded, got " in failure
     run = _pytest(tmp_path, "rules")
     assert run.returncode == 1
     assert failure in run.stdout
     assert "1 failed" in run.stdout
-

@@ -18,7 +18,8 @@ def _write(path: Path, text: str) -> Path:
 def test_cases_carry_their_note_descriptor_want_and_line(small: Path) -> None:
     """Each case keeps the line of its `- note:` item, for file:line in every report."""
     f = read_case_file(small / "rules.cases.yaml")
-    assert not f.diagnostics and not f.bad_cases
+    assert not f.diagnostics
+    assert not f.bad_cases
     assert [c.note for c in f.cases] == [
         "a provider 429 is RateLimited",
         "HttpClient timeout is a Timeout",
@@ -26,7 +27,8 @@ def test_cases_carry_their_note_descriptor_want_and_line(small: Path) -> None:
     ]
     first = f.cases[0]
     assert (first.location.line, first.location.column) == (2, 5)
-    assert first.descriptor.origin is Origin.provider and first.descriptor.http_status == 429
+    assert first.descriptor.origin is Origin.provider
+    assert first.descriptor.http_status == 429
     assert first.want.fields() == [
         ("class", "RateLimited"),
         ("rule", "http.429"),
@@ -105,7 +107,8 @@ def test_notes_must_be_unique_in_a_file(tmp_path: Path) -> None:
     assert len(f.cases) == 1
     (d,) = f.bad_cases[0].diagnostics
     assert d.code == "duplicate_case_note"
-    assert d.location.line == 5 and d.related[0].line == 2
+    assert d.location.line == 5
+    assert d.related[0].line == 2
 
 
 def test_file_level_problems_are_diagnostics(tmp_path: Path) -> None:
@@ -125,7 +128,8 @@ def test_the_rules_key_names_a_folder_relative_to_the_file(small: Path, tmp_path
     path = _write(tmp_path / "elsewhere" / "x.cases.yaml", f"rules: ../{small.name}\ncases: []\n")
     f = read_case_file(path)
     assert not f.diagnostics
-    assert f.rules is not None and f.rules.resolve() == small.resolve()
+    assert f.rules is not None
+    assert f.rules.resolve() == small.resolve()
 
 
 def test_the_nearest_ruleset_folder_is_found_upwards(small: Path) -> None:

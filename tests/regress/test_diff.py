@@ -62,8 +62,10 @@ def pair(small: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
     corpus.mkdir()
     (corpus / "replay.cases.yaml").write_text(CORPUS)
     (corpus / "log.jsonl").write_text(
-        "\n".join(json.dumps(line) for line in JSON_LINES[:3]) + "\n\n"
-        + "\n".join(json.dumps(line) for line in JSON_LINES[3:]) + "\n"
+        "\n".join(json.dumps(line) for line in JSON_LINES[:3])
+        + "\n\n"
+        + "\n".join(json.dumps(line) for line in JSON_LINES[3:])
+        + "\n"
     )
     return small, head, corpus
 
@@ -102,7 +104,8 @@ def test_exactly_the_changed_descriptors_are_listed_from_json_lines(
     groups = [(g["from"], g["to"], g["count"]) for g in data["groups"]]
     assert groups == [("ToolError", "ToolTimeout", 2), ("Unknown", "ProviderError", 1)]
     tool, server = (g["changes"][0] for g in data["groups"])
-    assert tool["where"].endswith("log.jsonl:2") and tool["count"] == 2
+    assert tool["where"].endswith("log.jsonl:2")
+    assert tool["count"] == 2
     assert tool["descriptor"] == {"type": "tools.Boom", "origin": "tool"}
     assert (tool["base"]["class"], tool["head"]["class"]) == ("ToolError", "ToolTimeout")
     assert server["where"].endswith("log.jsonl:5")
@@ -129,12 +132,20 @@ def test_markdown_is_a_table_for_a_pull_request_comment(
     pair: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     base, head, corpus = pair
-    assert main(["diff", "--base", str(base), "--head", str(head), "--format", "markdown", str(corpus)]) == 0
+    assert (
+        main(
+            ["diff", "--base", str(base), "--head", str(head), "--format", "markdown", str(corpus)]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "| old class | new class | descriptors |\n|---|---|---:|\n" in out
     assert "| ToolError | ToolTimeout | 3 |\n| Unknown | ProviderError | 2 |" in out
     assert "<details><summary>Unknown → ProviderError (2)</summary>" in out
-    assert "| `-` → `http.503` | `unspecified` → `fail` | `rules.add` → `provider.investigate` | 2 |" in out
+    assert (
+        "| `-` → `http.503` | `unspecified` → `fail` | `rules.add` → `provider.investigate` | 2 |"
+        in out
+    )
 
 
 def test_the_version_gate_fails_until_the_version_is_bumped(
@@ -143,7 +154,9 @@ def test_the_version_gate_fails_until_the_version_is_bumped(
     base, head, corpus = pair
     args = ["diff", "--require-version-bump", "--base", str(base), "--head", str(head), str(corpus)]
     assert main(args) == 1
-    assert "5 descriptor(s) change but the ruleset version is still 1.0.0" in capsys.readouterr().err
+    assert (
+        "5 descriptor(s) change but the ruleset version is still 1.0.0" in capsys.readouterr().err
+    )
     manifest = head / "ruleset.yaml"
     manifest.write_text(manifest.read_text().replace("version: 1.0.0", "version: 1.1.0"))
     assert main(args) == 0
@@ -161,7 +174,9 @@ def test_bad_corpus_entries_are_named_and_fail_the_run(
     assert main(["diff", "--base", str(base), "--head", str(head), str(log)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith("bad.jsonl:2: not JSON: Expecting value (column 1)")
-    assert err[1].endswith("bad.jsonl:3: descriptor.origin: unknown origin 'moon'; known: provider, tool, guard, runtime, interceptor, reconciler, user")
+    assert err[1].endswith(
+        "bad.jsonl:3: descriptor.origin: unknown origin 'moon'; known: provider, tool, guard, runtime, interceptor, reconciler, user"
+    )
     assert err[2].endswith("bad.jsonl:4: descriptor: must be a mapping")
     assert err[3] == "classifier diff: 3 bad corpus entries"
     empty = tmp_path / "empty.jsonl"
@@ -177,7 +192,9 @@ def test_an_invalid_head_ruleset_is_reported(
     (head / "rules.yaml").write_text("rules:\n  - {id: a, when: {origin: moon}, class: Timeout}\n")
     assert main(["diff", "--base", str(base), "--head", str(head), str(corpus)]) == 2
     err = capsys.readouterr().err
-    assert "head" in err and "is invalid" in err and "unknown_origin" in err
+    assert "head" in err
+    assert "is invalid" in err
+    assert "unknown_origin" in err
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -206,7 +223,9 @@ def test_a_git_revision_names_the_base_ruleset(
     _edit(repo / "rules")
     monkeypatch.chdir(repo)
     for spec in ("main", "main:rules"):
-        assert main(["diff", "--base", spec, "--head", "rules", "--format", "json", str(corpus)]) == 0
+        assert (
+            main(["diff", "--base", spec, "--head", "rules", "--format", "json", str(corpus)]) == 0
+        )
         data = json.loads(capsys.readouterr().out)
         assert data["base"]["spec"] == "main:rules"
         assert [(g["from"], g["to"], g["count"]) for g in data["groups"]] == [

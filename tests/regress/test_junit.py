@@ -56,11 +56,14 @@ def test_junit_has_one_testcase_per_case_with_file_line_and_outcome(
     assert all(c.get("file", "").endswith("mixed.cases.yaml") for c in cases.values())
     assert list(cases["passes"]) == []
     failure = cases["fails"].find("failure")
-    assert failure is not None and "class: want Timeout, got ToolError" in (failure.text or "")
+    assert failure is not None
+    assert "class: want Timeout, got ToolError" in (failure.text or "")
     skipped = cases["still todo"].find("skipped")
-    assert skipped is not None and skipped.get("message") == "todo: waiting for a rule"
+    assert skipped is not None
+    assert skipped.get("message") == "todo: waiting for a rule"
     error = cases["invalid"].find("error")
-    assert error is not None and "unknown_origin" in (error.text or "")
+    assert error is not None
+    assert "unknown_origin" in (error.text or "")
 
 
 def test_junit_reports_a_file_that_could_not_run_as_an_error(
@@ -72,14 +75,17 @@ def test_junit_reports_a_file_that_could_not_run_as_an_error(
     capsys.readouterr()
     SCHEMA.validate(str(out))
     root = ET.parse(out).getroot()
-    assert root.get("errors") == "1" and root.get("tests") == "4"
+    assert root.get("errors") == "1"
+    assert root.get("tests") == "4"
     assert "yaml_syntax_error" in ET.tostring(root, encoding="unicode")
 
 
 def test_the_schema_rejects_what_is_not_junit(tmp_path: Path) -> None:
     """The schema is a real check: a testcase without a name, or a bad count, is refused."""
     bad = tmp_path / "bad.xml"
-    bad.write_text('<testsuites><testsuite name="s" tests="x" failures="0" errors="0"/></testsuites>')
+    bad.write_text(
+        '<testsuites><testsuite name="s" tests="x" failures="0" errors="0"/></testsuites>'
+    )
     assert not SCHEMA.is_valid(str(bad))
     bad.write_text(
         '<testsuites><testsuite name="s" tests="1" failures="0" errors="0">'

@@ -89,7 +89,9 @@ def test_failures_read_as_the_cli_writes_them(tmp_path: Path) -> None:
     for result in failing:
         text = result_text(result).replace(str(root) + "/", "")
         assert text in run.stdout, text
-    assert "XFAIL rules/more.cases.yaml::waiting for a 5xx rule - todo: no 5xx rule yet" in run.stdout
+    assert (
+        "XFAIL rules/more.cases.yaml::waiting for a 5xx rule - todo: no 5xx rule yet" in run.stdout
+    )
 
 
 def test_k_selects_cases_by_note(tmp_path: Path) -> None:
@@ -131,7 +133,9 @@ def test_a_broken_case_file_or_ruleset_is_a_collection_error(tmp_path: Path) -> 
     assert "rules/broken.cases.yaml: invalid case file" in run.stdout
     assert "yaml_syntax_error" in run.stdout
     (root / "rules" / "broken.cases.yaml").unlink()
-    (root / "rules" / "rules.yaml").write_text("rules:\n  - {id: a, when: {message: '(x'}, class: Timeout}\n")
+    (root / "rules" / "rules.yaml").write_text(
+        "rules:\n  - {id: a, when: {message: '(x'}, class: Timeout}\n"
+    )
     run = _pytest(root, "rules")
     assert run.returncode == 2
     assert "invalid_pattern" in run.stdout

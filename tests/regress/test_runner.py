@@ -23,7 +23,8 @@ def test_a_passing_file_passes_and_reports_coverage(small: Path) -> None:
     """Two of three rules decided a case; the unexercised one is named with its location."""
     report = run_cases(find_case_files([small]))
     assert [r.status for r in report.results] == [Status.passed] * 3
-    assert report.ok and report.ran == 3
+    assert report.ok
+    assert report.ran == 3
     (cov,) = report.coverage()
     assert cov.covered == {"http.429", "dotnet.timeout"}
     assert cov.uncovered == ["tool.any"]
@@ -49,7 +50,8 @@ def test_a_wrong_class_fails_with_want_got_and_the_deciding_rule(small: Path) ->
     )
     report = run_cases([path])
     (r,) = report.results
-    assert r.status is Status.failed and not report.ok
+    assert r.status is Status.failed
+    assert not report.ok
     shown = display_path(small)
     assert result_text(r) == "\n".join(
         [
@@ -147,7 +149,8 @@ def test_todo_cases_are_expected_to_fail_and_fail_the_run_once_they_pass(small: 
     )
     report = run_cases([path])
     (r,) = report.results
-    assert r.status is Status.todo and report.ok
+    assert r.status is Status.todo
+    assert report.ok
     fixed = _cases(
         small,
         """\
@@ -161,7 +164,8 @@ def test_todo_cases_are_expected_to_fail_and_fail_the_run_once_they_pass(small: 
     )
     report = run_cases([fixed])
     (r,) = report.results
-    assert r.status is Status.fixed and not report.ok
+    assert r.status is Status.fixed
+    assert not report.ok
     assert "remove `todo:`" in r.details
 
 
@@ -187,8 +191,10 @@ def test_an_invalid_ruleset_stops_its_cases_and_is_reported_once(make_ruleset: M
     first, second = report.problems
     assert [d.code for d in first.diagnostics] == ["invalid_pattern"]
     assert "is invalid" in first.summary
-    assert second.diagnostics == () and second.summary.endswith("(see above)")
-    assert not report.ok and report.ran == 0
+    assert second.diagnostics == ()
+    assert second.summary.endswith("(see above)")
+    assert not report.ok
+    assert report.ran == 0
 
 
 def test_the_rules_option_serves_case_files_outside_any_ruleset(
@@ -212,4 +218,5 @@ def test_a_ruleset_folder_keeps_its_own_cases_even_when_rules_is_given(
     """The nearest ruleset.yaml wins over --rules (which is only the fallback)."""
     other = make_ruleset("rules: []\n", name="empty")
     report = run_cases(find_case_files([small]), rules=other)
-    assert report.ok and list(report.rulesets) == [display_path(small)]
+    assert report.ok
+    assert list(report.rulesets) == [display_path(small)]
