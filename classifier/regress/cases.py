@@ -26,14 +26,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from classifier.descriptor import Descriptor
-from classifier.errors import DescriptorError, Diagnostic
+from classifier.errors import DescriptorError, Diagnostic, sorted_diagnostics
 from classifier.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
 from classifier.location import Location
 from classifier.schema import DescriptorDoc, parse_class
 from classifier.taxonomy import ErrorClass
 from classifier.yamlsource import Positions, parse_yaml
 
-CASE_SUFFIXES = (CASES_SUFFIX, ".cases.yml")
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 
 
@@ -133,7 +132,7 @@ class CaseFile:
 
 
 def is_case_file(path: Path) -> bool:
-    return path.name.endswith(CASE_SUFFIXES)
+    return path.name.endswith(CASES_SUFFIX)
 
 
 def find_case_files(paths: Iterable[Path]) -> list[Path]:
@@ -180,7 +179,7 @@ def read_case_file(path: Path) -> CaseFile:
     except (OSError, UnicodeDecodeError) as exc:
         return _broken(path, shown, "unreadable_file", str(exc))
     doc = parse_yaml(text, shown)
-    diagnostics = list(doc.diagnostics)
+    diagnostics = sorted_diagnostics(doc.diagnostics)
     if doc.value is None:
         if not diagnostics:
             diagnostics.append(

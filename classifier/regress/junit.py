@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from classifier.loader import CASES_SUFFIX
 from classifier.regress.report import LABELS, headline, result_text
 from classifier.regress.runner import CaseResult, Report, Status
 
@@ -24,9 +25,7 @@ def _suite_name(file: str) -> str:
 
 
 def _classname(file: str) -> str:
-    for suffix in (".cases.yaml", ".cases.yml"):
-        file = file.removesuffix(suffix)
-    return file.replace("/", ".")
+    return file.removesuffix(CASES_SUFFIX).replace("/", ".")
 
 
 def junit_xml(report: Report) -> ET.ElementTree[ET.Element]:

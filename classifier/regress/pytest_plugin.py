@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-DEFAULT_PATTERNS = ("*.cases.yaml", "*.cases.yml")
+DEFAULT_PATTERNS = ("*.cases.yaml",)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -21,7 +21,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "classifier_cases",
         type="args",
         default=list(DEFAULT_PATTERNS),
-        help="file-name patterns of classifier case files (default: *.cases.yaml *.cases.yml)",
+        help="file-name patterns of classifier case files (default: *.cases.yaml)",
     )
     group = parser.getgroup("classifier", "classifier case files")
     group.addoption(

@@ -142,7 +142,7 @@ def test_the_nearest_ruleset_folder_is_found_upwards(small: Path) -> None:
 
 def test_case_files_are_found_recursively_skipping_hidden_folders(tmp_path: Path) -> None:
     a = _write(tmp_path / "r" / "a.cases.yaml", "cases: []\n")
-    b = _write(tmp_path / "r" / "sub" / "b.cases.yml", "cases: []\n")
+    b = _write(tmp_path / "r" / "sub" / "b.cases.yaml", "cases: []\n")
     _write(tmp_path / "r" / ".git" / "c.cases.yaml", "cases: []\n")
     _write(tmp_path / "r" / "rules.yaml", "rules: []\n")
     explicit = _write(tmp_path / "named.yaml", "cases: []\n")
