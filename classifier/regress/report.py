@@ -47,7 +47,8 @@ def summary_line(report: Report) -> str:
     if report.problems:
         parts.append(f"{len(report.problems)} file(s) not run")
     rate = f", {report.ran / report.seconds:,.0f} cases/s" if report.seconds and report.ran else ""
-    return f"{len(report.results)} cases: {', '.join(parts)} ({report.seconds:.2f}s{rate})"
+    n = len(report.results)
+    return f"{n} case{'' if n == 1 else 's'}: {', '.join(parts)} ({report.seconds:.2f}s{rate})"
 
 
 def coverage_text(coverage: Iterable[Coverage]) -> list[str]:
