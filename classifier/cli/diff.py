@@ -68,18 +68,15 @@ def run(args: argparse.Namespace) -> int:
         except RevisionError as exc:
             print(f"classifier diff: {exc}", file=sys.stderr)
             return EXIT_INVALID
-        try:
-            base = load_ruleset(base_spec.folder)
-        except RulesetError as exc:
-            print(f"classifier diff: base {base_spec.label} is invalid:", file=sys.stderr)
-            print(exc.render(), file=sys.stderr)
-            return EXIT_INVALID
-        try:
-            head = load_ruleset(head_spec.folder)
-        except RulesetError as exc:
-            print(f"classifier diff: head {head_spec.label} is invalid:", file=sys.stderr)
-            print(exc.render(), file=sys.stderr)
-            return EXIT_INVALID
+        loaded = []
+        for side, spec in (("base", base_spec), ("head", head_spec)):
+            try:
+                loaded.append(load_ruleset(spec.folder))
+            except RulesetError as exc:
+                print(f"classifier diff: {side} {spec.label} is invalid:", file=sys.stderr)
+                print(exc.render(), file=sys.stderr)
+                return EXIT_INVALID
+        base, head = loaded
     result = diff_rulesets(
         base, head, corpus.entries, base_label=base_spec.label, head_label=head_spec.label
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,27 @@ cases:
 def small(make_ruleset: MakeRuleset) -> Path:
     """A three-rule ruleset whose `rules.cases.yaml` passes, two rules covered of three."""
     return make_ruleset({"rules.yaml": RULES, "rules.cases.yaml": CASES}, name="small")
+
+
+def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """A real `python -m pytest` in cwd, the case-file plugin found through its entry point.
+
+    Hypothesis's plugin (a dev dependency of this project, not of a rule
+    author's) is left out: it doubles the start-up time of each run.
+    """
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:hypothesispytest",
+            *args,
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )

@@ -13,22 +13,13 @@ import pytest
 import yaml
 
 from classifier.cli import main
+from tests.regress.fixtures import run_pytest
 from tests.support import BUNDLED_RULES, ROOT
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "classifier", "test", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -51,7 +42,7 @@ def test_the_cli_and_pytest_run_the_same_cases_with_the_same_results(tmp_path: P
     assert cli.returncode == 0, cli.stdout + cli.stderr
     by_cli = {(c["file"], c["name"]): c["status"] for c in json.loads(cli.stdout)["cases"]}
     junit = tmp_path / "junit.xml"
-    run = _pytest(ROOT, "-q", "-o", "junit_family=xunit1", f"--junitxml={junit}", "rules")
+    run = run_pytest(ROOT, "-q", "-o", "junit_family=xunit1", f"--junitxml={junit}", "rules")
     assert run.returncode == 0, run.stdout
     by_pytest = {
         (c.get("file"), c.get("name")): "passed" if len(c) == 0 else c[0].tag
@@ -75,7 +66,7 @@ def test_a_broken_case_fails_both_with_the_same_message(tmp_path: Path) -> None:
     failure = cli.stdout.split("\n\n")[0]
     assert ": FAIL: " in failure
     assert "class: want BudgetExceeded, got " in failure
-    run = _pytest(tmp_path, "rules")
+    run = run_pytest(tmp_path, "rules")
     assert run.returncode == 1
     assert failure in run.stdout
     assert "1 failed" in run.stdout

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,6 +10,7 @@ import pytest
 import xmlschema
 
 from classifier.cli import main
+from tests.regress.fixtures import run_pytest
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
 
@@ -110,21 +109,8 @@ def test_the_schema_accepts_pytests_own_junit_output(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     for family in ("xunit1", "xunit2"):
         out = tmp_path / f"{family}.xml"
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "-o",
-                f"junit_family={family}",
-                f"--junitxml={out}",
-                "test_x.py",
-            ],
-            cwd=tmp_path,
-            capture_output=True,
-            check=False,
+        run = run_pytest(
+            tmp_path, "-q", "-o", f"junit_family={family}", f"--junitxml={out}", "test_x.py"
         )
+        assert "1 failed, 1 passed, 1 skipped" in run.stdout
         SCHEMA.validate(str(out))

@@ -6,8 +6,6 @@ rule author's CI would, with the plugin found through its entry point.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -17,7 +15,7 @@ import xmlschema
 from classifier.regress.cases import read_case_file
 from classifier.regress.report import result_text
 from classifier.regress.runner import run_cases
-from tests.regress.fixtures import CASES, RULES
+from tests.regress.fixtures import CASES, RULES, run_pytest
 from tests.support import BUNDLED_RULES
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
@@ -54,19 +52,9 @@ def _project(tmp_path: Path) -> Path:
     return root
 
 
-def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 def test_one_item_per_case_named_by_its_note(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    run = _pytest(root, "--collect-only", "-q", "rules")
+    run = run_pytest(root, "--collect-only", "-q", "rules")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[:3] == [
         "rules/rules.cases.yaml::a provider 429 is RateLimited",
@@ -79,7 +67,7 @@ def test_failures_read_as_the_cli_writes_them(tmp_path: Path) -> None:
     """Same text as `classifier test`; todo is xfail; a passing todo and a bad case fail."""
     root = _project(tmp_path)
     (root / "rules" / "more.cases.yaml").write_text(MORE)
-    run = _pytest(root, "-rA", "rules")
+    run = run_pytest(root, "-rA", "rules")
     assert run.returncode == 1
     assert "3 failed, 3 passed, 1 xfailed" in run.stdout
     case_file = read_case_file(root / "rules" / "more.cases.yaml")
@@ -96,7 +84,7 @@ def test_failures_read_as_the_cli_writes_them(tmp_path: Path) -> None:
 
 def test_k_selects_cases_by_note(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    run = _pytest(root, "-q", "-k", "teapot or Timeout", "rules")
+    run = run_pytest(root, "-q", "-k", "teapot or Timeout", "rules")
     assert run.returncode == 0
     assert "2 passed, 1 deselected" in run.stdout
 
@@ -105,7 +93,7 @@ def test_junitxml_has_a_testcase_per_case(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "rules" / "more.cases.yaml").write_text(MORE)
     out = tmp_path / "junit.xml"
-    _pytest(root, "-q", "-o", "junit_family=xunit1", f"--junitxml={out}", "rules")
+    run_pytest(root, "-q", "-o", "junit_family=xunit1", f"--junitxml={out}", "rules")
     SCHEMA.validate(str(out))
     names = [c.get("name") for c in ET.parse(out).getroot().iter("testcase")]
     assert names[:3] == [
@@ -119,7 +107,7 @@ def test_junitxml_has_a_testcase_per_case(tmp_path: Path) -> None:
 def test_xdist_runs_the_cases_on_workers_with_the_same_outcome(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "rules" / "more.cases.yaml").write_text(MORE)
-    run = _pytest(root, "-n", "2", "rules")
+    run = run_pytest(root, "-n", "2", "rules")
     assert run.returncode == 1
     assert "3 failed, 3 passed, 1 xfailed" in run.stdout
     assert "class: want RateLimited, got ToolError" in run.stdout
@@ -128,7 +116,7 @@ def test_xdist_runs_the_cases_on_workers_with_the_same_outcome(tmp_path: Path) -
 def test_a_broken_case_file_or_ruleset_is_a_collection_error(tmp_path: Path) -> None:
     root = _project(tmp_path)
     (root / "rules" / "broken.cases.yaml").write_text("cases: [\n")
-    run = _pytest(root, "rules")
+    run = run_pytest(root, "rules")
     assert run.returncode == 2
     assert "rules/broken.cases.yaml: invalid case file" in run.stdout
     assert "yaml_syntax_error" in run.stdout
@@ -136,7 +124,7 @@ def test_a_broken_case_file_or_ruleset_is_a_collection_error(tmp_path: Path) -> 
     (root / "rules" / "rules.yaml").write_text(
         "rules:\n  - {id: a, when: {message: '(x'}, class: Timeout}\n"
     )
-    run = _pytest(root, "rules")
+    run = run_pytest(root, "rules")
     assert run.returncode == 2
     assert "invalid_pattern" in run.stdout
 
@@ -157,9 +145,9 @@ def test_patterns_and_the_fallback_ruleset_are_configurable(tmp_path: Path) -> N
         )
     )
     (root / "pytest.ini").write_text("[pytest]\nclassifier_cases = tools.yaml\n")
-    run = _pytest(root, "-q", "--classifier-rules", "rules", "specs", "rules")
+    run = run_pytest(root, "-q", "--classifier-rules", "rules", "specs", "rules")
     assert run.returncode == 0, run.stdout
     assert "1 passed" in run.stdout
-    run = _pytest(root, "-q", "specs")
+    run = run_pytest(root, "-q", "specs")
     assert run.returncode == 2
     assert "no_ruleset" in run.stdout
