@@ -127,3 +127,36 @@ def test_github_format_prints_annotations(small: Path, capsys: pytest.CaptureFix
     assert warning.startswith(
         f"::warning file={shown}/rules.yaml,line=10,col=5,title=rule not covered%3A tool.any::"
     )
+
+
+def test_todo_cases_are_listed_and_a_passing_one_fails_the_run(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (small / "todo.cases.yaml").write_text(
+        "cases:\n"
+        "  - note: known gap\n"
+        "    descriptor: {type: x.E, http_status: 503, origin: provider}\n"
+        "    want: {class: ProviderError}\n"
+        "    todo: no 5xx rule yet\n"
+    )
+    assert main(["test", str(small)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0]
+        == f"{display_path(small)}/todo.cases.yaml:2:5: todo: known gap (todo: no 5xx rule yet)"
+    )
+    assert out[-1].startswith("4 cases: 3 passed, 0 failed, 1 todo (")
+    (small / "todo.cases.yaml").write_text(
+        "cases:\n"
+        "  - note: not a gap any more\n"
+        "    descriptor: {type: x.E, origin: tool}\n"
+        "    want: {class: ToolError}\n"
+        "    todo: no tool rule yet\n"
+    )
+    assert main(["test", str(small)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"{display_path(small)}/todo.cases.yaml:2:5: FIXED: not a gap any more",
+        "    marked todo (no tool rule yet) but it passes now: remove `todo:` to make it a regular case",
+    ]
+    assert out[-1].startswith("4 cases: 3 passed, 0 failed, 1 todo now passing (")

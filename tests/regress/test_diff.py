@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,19 @@ def test_a_git_revision_names_the_base_ruleset(
     monkeypatch.chdir(tmp_path)
     with pytest.raises(RevisionError, match="not inside a git repository"):
         resolve_spec("main", corpus, tmp_path)
+
+
+def test_json_lines_can_come_from_stdin(pair: tuple[Path, Path, Path]) -> None:
+    """`-` reads a decision log piped into a real `classifier diff` process."""
+    base, head, _ = pair
+    run = subprocess.run(
+        [sys.executable, "-m", "classifier", "diff", "--base", str(base), "--head", str(head), "-"],
+        input="\n".join(json.dumps(line) for line in JSON_LINES) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[2] == "3 of 5 descriptors (2 of 4 distinct) change class, effect, action or rule"
+    assert lines[5] == "  <stdin>:2: tools.Boom (x2)"
