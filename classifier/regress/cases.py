@@ -17,8 +17,7 @@ its parents) holding `ruleset.yaml`, else the one the caller gives.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -274,11 +273,3 @@ class _Shifted(Positions):
 
     def key(self, path: tuple[str | int, ...]) -> Location:
         return super().key((*self.prefix, *path))
-
-
-def iter_cases(files: Iterable[CaseFile], run: re.Pattern[str] | None) -> Iterator[Case]:
-    """Every valid case of files whose note matches run (all of them without a filter)."""
-    for f in files:
-        for case in f.cases:
-            if run is None or run.search(case.note):
-                yield case

@@ -20,10 +20,6 @@ from classifier.regress.runner import CaseResult, Report, Status
 SUITES_NAME = "classifier test"
 
 
-def _suite_name(file: str) -> str:
-    return file
-
-
 def _classname(file: str) -> str:
     return file.removesuffix(CASES_SUFFIX).replace("/", ".")
 
@@ -40,7 +36,7 @@ def junit_xml(report: Report) -> ET.ElementTree[ET.Element]:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=_suite_name(problem.location.file),
+            name=problem.location.file,
             tests="1",
             failures="0",
             errors="1",
@@ -71,7 +67,7 @@ def junit_xml(report: Report) -> ET.ElementTree[ET.Element]:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=_suite_name(file),
+            name=file,
             tests=str(len(results)),
             failures=str(counts["failures"]),
             errors=str(counts["errors"]),

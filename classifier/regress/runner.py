@@ -63,10 +63,6 @@ class CaseResult:
     todo: str | None = None
     seconds: float = 0.0
 
-    @property
-    def file(self) -> str:
-        return self.location.file
-
 
 def observed(c: Classification) -> dict[str, object]:
     """The answer's values under the names a case's `want` uses."""
