@@ -31,7 +31,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import wire
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo
-from classifier.client.python_exception import descriptor_from_exception
+from classifier.client.python_exception import descriptor_from_exception, origin_from
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
@@ -107,7 +107,7 @@ class DescriptorFields(TypedDict, total=False):
     supertypes: Iterable[str]
     http_status: int | None
     grpc_status: int | None
-    origin: Origin | int
+    origin: Origin | int | str
     code: str
     message: str
     causes: Iterable[CauseInput]
@@ -201,6 +201,8 @@ class Client:
         """Classify one descriptor, given built or as keywords (validated before sending)."""
         if (descriptor is None) == (not fields):
             raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
+        if isinstance(fields.get("origin"), str):
+            fields["origin"] = origin_from(fields["origin"])
         d = descriptor if descriptor is not None else build_descriptor(**fields)
         with _mapped_errors():
             response = self._stub.Classify(wire.request(d, explain), timeout=self._t(timeout))
