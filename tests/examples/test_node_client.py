@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,11 +12,8 @@ import pytest
 from classifier import Ruleset, classify, descriptor_from_data
 from classifier.explain import classification_dict
 from classifier.server import Server
-from tests.support import ROOT
 
-NODE_EXAMPLE = ROOT / "examples" / "node"
 NODE_ERRORS = Path(__file__).with_name("node_errors.js")
-STAMP = NODE_EXAMPLE / "node_modules" / ".errorclass-lock.sha256"
 
 OPENAI_429: dict[str, Any] = {
     "type": "openai.RateLimitError",
@@ -63,27 +58,6 @@ MORE: list[dict[str, Any]] = [
     },
 ]
 ALL = [OPENAI_429, DOTNET_TIMEOUT, WEIRD, *MORE]
-
-
-@pytest.fixture(scope="session")
-def node_example() -> Path:
-    """examples/node with its dependencies installed by `npm ci` (skipped again while the lock is unchanged)."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are not on PATH: the Node client test needs Node >= 18 with npm")
-    digest = hashlib.sha256((NODE_EXAMPLE / "package-lock.json").read_bytes()).hexdigest()
-    if not STAMP.exists() or STAMP.read_text() != digest:
-        done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_EXAMPLE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {NODE_EXAMPLE}:\n{done.stdout}\n{done.stderr}")
-        STAMP.write_text(digest)
-    return NODE_EXAMPLE
 
 
 def node(
