@@ -42,4 +42,4 @@ proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract la
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache examples/node/node_modules

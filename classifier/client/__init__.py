@@ -1,0 +1,54 @@
+"""The Python client: call the classifier service, and describe live failures for it.
+
+    from classifier.client import Client, Origin
+
+    with Client("127.0.0.1:50051") as client:
+        try:
+            call_the_model()
+        except Exception as exc:
+            answer = client.classify_exception(exc, origin=Origin.provider, provider="openai")
+            store(answer.class_number, answer.rule_id, answer.ruleset_version)
+
+`descriptor_from_exception` builds a descriptor from a Python exception and
+`descriptor_from_span` / `descriptor_from_span_event` from OpenTelemetry
+data; neither talks to the network, so they also feed `classifier.classify`
+in-process. docs/clients.md covers the other languages.
+"""
+
+from classifier.client.answer import Answer, ClassInfo, RulesetInfo
+from classifier.client.client import (
+    DEFAULT_ATTEMPTS,
+    DEFAULT_TIMEOUT,
+    TLS,
+    Client,
+    DescriptorFields,
+    ServiceError,
+)
+from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
+from classifier.client.python_exception import descriptor_from_exception
+from classifier.descriptor import CauseInput, Descriptor
+from classifier.errors import DescriptorError, FieldViolation
+from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
+
+__all__ = [
+    "DEFAULT_ATTEMPTS",
+    "DEFAULT_TIMEOUT",
+    "TLS",
+    "Answer",
+    "CauseInput",
+    "ClassInfo",
+    "Client",
+    "Descriptor",
+    "DescriptorError",
+    "DescriptorFields",
+    "Effect",
+    "ErrorClass",
+    "FieldViolation",
+    "Origin",
+    "RulesetInfo",
+    "ServiceError",
+    "UnknownReason",
+    "descriptor_from_exception",
+    "descriptor_from_span",
+    "descriptor_from_span_event",
+]

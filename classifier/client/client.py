@@ -1,0 +1,303 @@
+"""A small typed client for the classifier service.
+
+    with Client("classifier.internal:50051", tls=TLS.from_files(ca="ca.pem")) as client:
+        answer = client.classify(type="openai.RateLimitError", http_status=429,
+                                 origin=Origin.provider)
+
+Every call has a deadline (the client's default unless the call names one),
+and calls the server could not take (UNAVAILABLE) are retried by gRPC's own
+retry policy with a short backoff, which is safe because classifying is a
+pure function of the descriptor. A malformed descriptor raises the same
+`DescriptorError` whether the client or the server found the problem; any
+other failure of the call raises `ServiceError` with the gRPC status.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Required, TypedDict, Unpack, overload
+
+import grpc
+from google.rpc import code_pb2, error_details_pb2
+from grpc_status import rpc_status
+
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.client import wire
+from classifier.client.answer import Answer, ClassInfo, RulesetInfo
+from classifier.client.python_exception import descriptor_from_exception, origin_from
+from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.errors import ClassifierError, DescriptorError, FieldViolation
+from classifier.taxonomy import Origin
+
+SERVICE = "errorclass.v1.ErrorClassifier"
+REQUEST_FIELD = "exception"
+"""The ClassifyRequest field that carries the descriptor: violations found here name it too."""
+DEFAULT_TIMEOUT = 5.0
+"""Seconds a call may take unless the client or the call says otherwise."""
+DEFAULT_ATTEMPTS = 3
+"""Tries per call when the server is UNAVAILABLE (gRPC's retry policy; 1 turns retries off)."""
+
+
+class ServiceError(ClassifierError):
+    """A call failed for a reason other than a malformed descriptor.
+
+    `code` is the gRPC status (UNAVAILABLE, DEADLINE_EXCEEDED, ...); the
+    original `grpc.RpcError` is the `__cause__`.
+    """
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        self.code = code
+        self.details = details
+        super().__init__(f"{code.name}: {details}" if details else code.name)
+
+
+@dataclass(frozen=True, slots=True)
+class TLS:
+    """How to reach a server over TLS (and, with a client certificate, mutual TLS).
+
+    `root_certificates` of None trusts the system's roots. `server_name`
+    overrides the name checked against the server's certificate, for a
+    server reached by an address its certificate does not name.
+    """
+
+    root_certificates: bytes | None = None
+    certificate_chain: bytes | None = None
+    private_key: bytes | None = None
+    server_name: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.certificate_chain is None) != (self.private_key is None):
+            raise ValueError(
+                "a client certificate needs its private key, and a key its certificate"
+            )
+
+    @classmethod
+    def from_files(
+        cls,
+        *,
+        ca: str | PathLike[str] | None = None,
+        cert: str | PathLike[str] | None = None,
+        key: str | PathLike[str] | None = None,
+        server_name: str = "",
+    ) -> TLS:
+        """Read PEM files: the CA to trust, and the client certificate and key for mTLS."""
+
+        def read(path: str | PathLike[str] | None) -> bytes | None:
+            return None if path is None else Path(path).read_bytes()
+
+        return cls(read(ca), read(cert), read(key), server_name)
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return grpc.ssl_channel_credentials(
+            root_certificates=self.root_certificates,
+            private_key=self.private_key,
+            certificate_chain=self.certificate_chain,
+        )
+
+
+class DescriptorFields(TypedDict, total=False):
+    """The keyword form of a descriptor (see `classifier.build_descriptor`)."""
+
+    type: Required[str]
+    supertypes: Iterable[str]
+    http_status: int | None
+    grpc_status: int | None
+    origin: Origin | int | str
+    code: str
+    message: str
+    causes: Iterable[CauseInput]
+    language: str
+    provider: str
+    attributes: Mapping[str, str] | None
+
+
+def service_config(attempts: int) -> str:
+    """The channel's service config: retry UNAVAILABLE on every method, briefly."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    method: dict[str, Any] = {"name": [{"service": SERVICE}]}
+    if attempts > 1:
+        method["retryPolicy"] = {
+            "maxAttempts": attempts,
+            "initialBackoff": "0.05s",
+            "maxBackoff": "1s",
+            "backoffMultiplier": 2,
+            "retryableStatusCodes": ["UNAVAILABLE"],
+        }
+    return json.dumps({"methodConfig": [method]})
+
+
+class Client:
+    """A channel to one classifier server and typed calls over it. Close it, or use `with`."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        tls: TLS | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        attempts: int = DEFAULT_ATTEMPTS,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        """Open a channel to `target` (host:port). `timeout` of None means no default deadline."""
+        opts: list[tuple[str, Any]] = [
+            ("grpc.service_config", service_config(attempts)),
+            ("grpc.enable_retries", 1 if attempts > 1 else 0),
+        ]
+        if tls is not None and tls.server_name:
+            opts.append(("grpc.ssl_target_name_override", tls.server_name))
+        opts += options
+        self.target = target
+        self.timeout = timeout
+        self.channel = (
+            grpc.insecure_channel(target, options=opts)
+            if tls is None
+            else grpc.secure_channel(target, tls.credentials(), options=opts)
+        )
+        self._stub = pb_grpc.ErrorClassifierStub(self.channel)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.channel.close()
+
+    @overload
+    def classify(
+        self, descriptor: Descriptor, /, *, explain: bool = False, timeout: float | None = None
+    ) -> Answer: ...
+
+    @overload
+    def classify(
+        self,
+        *,
+        explain: bool = False,
+        timeout: float | None = None,
+        **fields: Unpack[DescriptorFields],
+    ) -> Answer: ...
+
+    def classify(  # type: ignore[misc]  # mypy cannot match **Any to an unpacked TypedDict
+        self,
+        descriptor: Descriptor | None = None,
+        /,
+        *,
+        explain: bool = False,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> Answer:
+        """Classify one descriptor, given built or as keywords (validated before sending)."""
+        if (descriptor is None) == (not fields):
+            raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
+        if isinstance(fields.get("origin"), str):
+            fields["origin"] = origin_from(fields["origin"])
+        d = descriptor or build_descriptor(**fields, field_prefix=REQUEST_FIELD)
+        with _mapped_errors():
+            response = self._stub.Classify(wire.request(d, explain), timeout=self._t(timeout))
+        return wire.answer_from_proto(response)
+
+    def classify_exception(
+        self,
+        exc: BaseException,
+        *,
+        origin: Origin | str = Origin.unspecified,
+        provider: str = "",
+        attributes: Mapping[str, str] | None = None,
+        explain: bool = False,
+        timeout: float | None = None,
+    ) -> Answer:
+        """Classify a live Python exception (see `descriptor_from_exception`)."""
+        d = descriptor_from_exception(exc, origin=origin, provider=provider, attributes=attributes)
+        return self.classify(d, explain=explain, timeout=timeout)
+
+    def classify_batch(
+        self,
+        descriptors: Iterable[Descriptor],
+        *,
+        explain: bool = False,
+        timeout: float | None = None,
+    ) -> list[Answer]:
+        """Classify many descriptors in one call (up to 1,000); answers in request order."""
+        request = pb.ClassifyBatchRequest(requests=[wire.request(d, explain) for d in descriptors])
+        with _mapped_errors():
+            response = self._stub.ClassifyBatch(request, timeout=self._t(timeout))
+        return [wire.answer_from_proto(r) for r in response.responses]
+
+    def classify_stream(
+        self,
+        descriptors: Iterable[Descriptor],
+        *,
+        explain: bool = False,
+        timeout: float | None = None,
+    ) -> Iterator[Answer]:
+        """Classify a stream of descriptors over one call; one answer per descriptor, in order.
+
+        The stream lives as long as its input, so it has no deadline unless
+        `timeout` names one: the client's default is for single calls.
+        """
+        responses = self._stub.ClassifyStream(
+            (wire.request(d, explain) for d in descriptors), timeout=timeout
+        )
+        with _mapped_errors():
+            for response in responses:
+                yield wire.answer_from_proto(response)
+
+    def get_ruleset(self, *, timeout: float | None = None) -> RulesetInfo:
+        """The ruleset the server is serving: name, version, digest, rule count, source."""
+        with _mapped_errors():
+            info = self._stub.GetRuleset(pb.GetRulesetRequest(), timeout=self._t(timeout))
+        return wire.ruleset_info_from_proto(info)
+
+    def list_classes(self, *, timeout: float | None = None) -> list[ClassInfo]:
+        """Every class of the taxonomy with the serving ruleset's defaults, in number order."""
+        with _mapped_errors():
+            response = self._stub.ListClasses(pb.ListClassesRequest(), timeout=self._t(timeout))
+        return [wire.class_info_from_proto(c) for c in response.classes]
+
+    def _t(self, timeout: float | None) -> float | None:
+        return self.timeout if timeout is None else timeout
+
+
+@contextmanager
+def _mapped_errors() -> Iterator[None]:
+    try:
+        yield
+    except grpc.RpcError as err:
+        raise _error(err) from err
+
+
+def _error(err: grpc.RpcError) -> ClassifierError:
+    """INVALID_ARGUMENT becomes DescriptorError with the server's field violations."""
+    code = err.code() if isinstance(err, grpc.Call) else grpc.StatusCode.UNKNOWN
+    details = (err.details() if isinstance(err, grpc.Call) else None) or ""
+    if code is grpc.StatusCode.INVALID_ARGUMENT:
+        return DescriptorError(_violations(err) or [FieldViolation("", details)])
+    return ServiceError(code, details)
+
+
+def _violations(err: grpc.RpcError) -> list[FieldViolation]:
+    if not isinstance(err, grpc.Call):
+        return []
+    status = rpc_status.from_call(err)
+    if status is None or status.code != code_pb2.INVALID_ARGUMENT:
+        return []
+    out: list[FieldViolation] = []
+    for detail in status.details:
+        bad = error_details_pb2.BadRequest()
+        if detail.Unpack(bad):
+            out += [FieldViolation(v.field, v.description) for v in bad.field_violations]
+    return out

@@ -1,0 +1,230 @@
+"""A descriptor from a live Python exception, without importing any SDK.
+
+What the helper reads, and why:
+
+- **type**: `module.qualname` (`openai.RateLimitError`, `httpx.ReadTimeout`,
+  `json.decoder.JSONDecodeError`); builtins bare (`TimeoutError`). SDKs that
+  re-export their errors (openai, anthropic, httpx) set `__module__` to the
+  public package, so the name is the one users write in `except`.
+- **supertypes**: the MRO, most specific first, keeping only exception
+  classes (an `except` clause can only name those, so mixins such as
+  `grpc.Call` are dropped). `object` is never listed, and `BaseException`
+  only when the class does not derive from `Exception` (KeyboardInterrupt,
+  asyncio.CancelledError), so chains end at `Exception` like the corpus.
+- **causes**: the chain Python prints: `__cause__`, else `__context__` unless
+  suppressed (`raise ... from None`), outermost first, then the members of an
+  ExceptionGroup; flattened depth first, each exception once (cycle-safe),
+  at most `limits.MAX_CAUSES`.
+- **http_status**: `status_code` (openai, anthropic), `response.status_code`
+  (httpx.HTTPStatusError, requests.HTTPError), `status` (aiohttp), or
+  botocore's `response["ResponseMetadata"]["HTTPStatusCode"]`.
+- **grpc_status**: `code()` returning a `grpc.StatusCode` (grpc.RpcError,
+  grpc.aio.AioRpcError) or `grpc_status_code` (google-api-core).
+- **code**: a `code` attribute that is a string or number (openai's error
+  code, MCP's JSON-RPC code), else the body's `code` or `error.code` or
+  `error.type` (anthropic), botocore's `response["Error"]["Code"]`, the
+  errno name of an OSError (`ENOENT`), or `error.code`.
+
+Reading never raises: a property that fails counts as absent, because this
+runs while a runtime is already handling a failure.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from classifier import limits
+from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+
+LANGUAGE = "python"
+
+
+def descriptor_from_exception(
+    exc: BaseException,
+    *,
+    origin: Origin | str = Origin.unspecified,
+    provider: str = "",
+    attributes: Mapping[str, str] | None = None,
+) -> Descriptor:
+    """The descriptor a Python runtime sends for `exc`.
+
+    Origin and provider are the caller's knowledge (where the call was made,
+    to whom); they are never guessed from the exception.
+    """
+    return build_descriptor(
+        type=type_name(type(exc)),
+        supertypes=supertypes(type(exc)),
+        http_status=http_status(exc),
+        grpc_status=grpc_status(exc),
+        origin=origin_from(origin),
+        code=error_code(exc),
+        message=message(exc),
+        causes=[
+            CauseInput(
+                type=type_name(type(c)),
+                supertypes=supertypes(type(c)),
+                http_status=http_status(c),
+                grpc_status=grpc_status(c),
+                code=error_code(c),
+                message=message(c),
+            )
+            for c in causes(exc)
+        ],
+        language=LANGUAGE,
+        provider=provider,
+        attributes=attributes,
+    )
+
+
+def origin_from(value: Origin | str) -> Origin:
+    """An Origin, or its name as rules write it (`provider`, `tool`, `caller` for `user`)."""
+    if isinstance(value, Origin):
+        return value
+    name = value.strip().lower()
+    name = "user" if name == "caller" else name
+    if name in Origin.__members__:
+        return Origin[name]
+    raise ValueError(f"unknown origin {value!r}; known: {', '.join(Origin.__members__)}")
+
+
+def type_name(cls: type) -> str:
+    """`module.qualname`, or the bare name for builtins."""
+    module = getattr(cls, "__module__", "") or ""
+    qualname = getattr(cls, "__qualname__", cls.__name__)
+    return qualname if module in ("builtins", "") else f"{module}.{qualname}"
+
+
+def supertypes(cls: type[BaseException]) -> tuple[str, ...]:
+    """The exception classes of the MRO above `cls`, most specific first."""
+    chain = [c for c in cls.__mro__[1:] if isinstance(c, type) and issubclass(c, BaseException)]
+    if Exception in chain:
+        chain.remove(BaseException)
+    return tuple(type_name(c) for c in chain[: limits.MAX_SUPERTYPES])
+
+
+def causes(exc: BaseException) -> list[BaseException]:
+    """Inner exceptions, outermost first, flattened depth first, each once."""
+    seen = {id(exc)}
+    out: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        for inner in _inner(e):
+            if len(out) >= limits.MAX_CAUSES:
+                return
+            if id(inner) in seen:
+                continue
+            seen.add(id(inner))
+            out.append(inner)
+            walk(inner)
+
+    walk(exc)
+    return out
+
+
+def _inner(e: BaseException) -> Iterator[BaseException]:
+    if e.__cause__ is not None:
+        yield e.__cause__
+    elif e.__context__ is not None and not e.__suppress_context__:
+        yield e.__context__
+    if isinstance(e, BaseExceptionGroup):
+        yield from e.exceptions
+
+
+def message(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:
+        return ""
+
+
+def http_status(exc: BaseException) -> int | None:
+    for value in (
+        _get(exc, "status_code"),
+        _get(_get(exc, "response"), "status_code"),
+        _get(exc, "status"),
+        _path(_get(exc, "response"), "ResponseMetadata", "HTTPStatusCode"),
+    ):
+        if _is_int(value) and 100 <= value <= 599:
+            return int(value)
+    return None
+
+
+def grpc_status(exc: BaseException) -> int | None:
+    code = _get(exc, "code")
+    candidates = [_call(code) if callable(code) else None, _get(exc, "grpc_status_code")]
+    for value in candidates:
+        number = _grpc_number(value)
+        if number is not None:
+            return number
+    return None
+
+
+def _grpc_number(value: object) -> int | None:
+    """A grpc.StatusCode (its value is `(number, name)`) or a plain number, if valid."""
+    inner = _get(value, "value")
+    if isinstance(inner, tuple) and inner and _is_int(inner[0]):
+        value = inner[0]
+    if _is_int(value) and value in GRPC_CODE_NAMES:
+        return int(value)
+    return None
+
+
+def error_code(exc: BaseException) -> str:
+    code = _get(exc, "code")
+    body = _get(exc, "body")
+    response = _get(exc, "response")
+    number = exc.errno if isinstance(exc, OSError) else None
+    for value in (
+        None if callable(code) else code,
+        _path(body, "code"),
+        _path(body, "error", "code"),
+        _path(body, "error", "type"),
+        _path(response, "Error", "Code"),
+        errno.errorcode.get(number) if number is not None else None,
+        _get(_get(exc, "error"), "code"),
+    ):
+        text = _code_text(value)
+        if text:
+            return text[: limits.MAX_CODE_CHARS]
+    return ""
+
+
+def _code_text(value: object) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if _is_int(value):
+        return str(value)
+    return ""
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _get(obj: object, name: str) -> Any:
+    """An attribute, or None when it is missing or reading it fails."""
+    if obj is None:
+        return None
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
+def _call(fn: Any) -> Any:
+    try:
+        return fn()
+    except Exception:
+        return None
+
+
+def _path(obj: object, *keys: str) -> Any:
+    """`obj[k1][k2]...` through mappings, or None."""
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj

@@ -1,0 +1,138 @@
+"""Domain <-> protobuf for the client: the only client module that touches generated types.
+
+The server's `classifier.server.convert` reads descriptors off the wire and
+writes answers onto it; this module does the opposite two directions, so a
+descriptor survives the round trip unchanged (a test checks that).
+
+Enum numbers this client does not know (a newer server) are kept for the
+class, which runtimes store, and read as the zero value ("no claim") for
+effect and unknown reason.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar, cast
+
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.client.answer import Answer, ClassInfo, RulesetInfo, error_class
+from classifier.descriptor import Cause, Descriptor
+from classifier.ruleset import Action
+from classifier.taxonomy import Effect, UnknownReason
+from classifier.trace import Explanation, NearMiss, PrecedenceDecision, RuleMatch
+
+_E = TypeVar("_E", Effect, UnknownReason)
+
+
+def descriptor_to_proto(d: Descriptor) -> pb.ExceptionDescriptor:
+    msg = pb.ExceptionDescriptor(
+        type=d.type,
+        supertypes=d.supertypes,
+        origin=cast(pb.Origin, int(d.origin)),
+        code=d.code,
+        message=d.message,
+        causes=[cause_to_proto(c) for c in d.causes],
+        language=d.language,
+        provider=d.provider,
+        attributes=dict(d.attributes),
+    )
+    if d.http_status is not None:
+        msg.http_status = d.http_status
+    if d.grpc_status is not None:
+        msg.grpc_status = d.grpc_status
+    return msg
+
+
+def cause_to_proto(c: Cause) -> pb.Cause:
+    msg = pb.Cause(type=c.type, supertypes=c.supertypes, code=c.code, message=c.message)
+    if c.http_status is not None:
+        msg.http_status = c.http_status
+    if c.grpc_status is not None:
+        msg.grpc_status = c.grpc_status
+    return msg
+
+
+def request(d: Descriptor, explain: bool) -> pb.ClassifyRequest:
+    return pb.ClassifyRequest(exception=descriptor_to_proto(d), explain=explain)
+
+
+def _enum(kind: type[_E], number: int) -> _E:
+    try:
+        return kind(number)
+    except ValueError:
+        return kind(0)
+
+
+def action_from_proto(a: pb.Action) -> Action:
+    return Action(id=a.id, summary=a.summary, runbook_url=a.runbook_url)
+
+
+def answer_from_proto(r: pb.ClassifyResponse) -> Answer:
+    has_explanation = r.HasField("explanation")
+    return Answer(
+        error_class=error_class(r.error_class),
+        class_name=r.class_name,
+        action=action_from_proto(r.action),
+        effect=_enum(Effect, r.effect),
+        retryable=r.retryable,
+        rule_id=r.rule_id,
+        ruleset_version=r.ruleset_version,
+        ruleset_digest=r.ruleset_digest,
+        unknown_reason=_enum(UnknownReason, r.unknown_reason),
+        explanation=explanation_from_proto(r.explanation) if has_explanation else None,
+        explanation_text=r.explanation.text if has_explanation else "",
+    )
+
+
+def explanation_from_proto(e: pb.Explanation) -> Explanation:
+    return Explanation(
+        matches=tuple(
+            RuleMatch(
+                rule_id=m.rule_id,
+                location=m.location,
+                class_name=m.class_name,
+                conditions=tuple(m.conditions),
+                type_depth=m.type_depth,
+                condition_count=m.condition_count,
+                priority=m.priority,
+            )
+            for m in e.matches
+        ),
+        winner_rule_id=e.winner_rule_id,
+        decisions=tuple(
+            PrecedenceDecision(loser_rule_id=d.loser_rule_id, step=d.step, reason=d.reason)
+            for d in e.decisions
+        ),
+        near_misses=tuple(
+            NearMiss(
+                rule_id=n.rule_id,
+                location=n.location,
+                class_name=n.class_name,
+                failed_conditions=tuple(n.failed_conditions),
+                held_count=n.held_count,
+            )
+            for n in e.near_misses
+        ),
+    )
+
+
+def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
+    return RulesetInfo(
+        name=r.name,
+        version=r.version,
+        digest=r.digest,
+        rule_count=r.rule_count,
+        loaded_at=r.loaded_at,
+        source=r.source,
+        description=r.description,
+    )
+
+
+def class_info_from_proto(c: pb.ClassInfo) -> ClassInfo:
+    return ClassInfo(
+        error_class=error_class(c.error_class),
+        name=c.name,
+        description=c.description,
+        default_action=action_from_proto(c.default_action),
+        default_effect=_enum(Effect, c.default_effect),
+        default_retryable=c.default_retryable,
+    )

@@ -1,0 +1,294 @@
+"""classifier.client.Client against a real server on a loopback port."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from contextlib import contextmanager
+from typing import Any
+
+import grpc
+import pytest
+
+from classifier import (
+    Descriptor,
+    Ruleset,
+    build_descriptor,
+    classify,
+    descriptor_from_data,
+    explain,
+)
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.client import (
+    Answer,
+    CauseInput,
+    Client,
+    DescriptorError,
+    Effect,
+    ErrorClass,
+    FieldViolation,
+    Origin,
+    ServiceError,
+    UnknownReason,
+)
+from classifier.engine import Classification
+from classifier.explain import render_explanation
+from classifier.server import Server
+from classifier.server.service import ClassifierService, RulesetHolder
+
+DESCRIPTORS: list[dict[str, Any]] = [
+    {
+        "type": "openai.RateLimitError",
+        "supertypes": [
+            "openai.APIStatusError",
+            "openai.APIError",
+            "openai.OpenAIError",
+            "Exception",
+        ],
+        "http_status": 429,
+        "origin": "provider",
+        "code": "rate_limit_exceeded",
+        "provider": "openai",
+    },
+    {
+        "type": "System.Threading.Tasks.TaskCanceledException",
+        "supertypes": [
+            "System.OperationCanceledException",
+            "System.SystemException",
+            "System.Exception",
+        ],
+        "causes": [{"type": "System.TimeoutException"}],
+    },
+    {"type": "com.example.Weird"},
+    {"type": "io.grpc.StatusRuntimeException", "grpc_status": "DEADLINE_EXCEEDED"},
+    {"type": "System.OperationCanceledException", "origin": "user"},
+    {"type": "Error", "origin": "reconciler", "attributes": {"provider_calls": "0"}},
+]
+
+
+@pytest.fixture(scope="module")
+def client(server: Server) -> Iterator[Client]:
+    with Client(f"127.0.0.1:{server.port}") as c:
+        yield c
+
+
+def same(answer: Answer, local: Classification) -> None:
+    """The remote answer says what the in-process engine says, field by field."""
+    assert answer.error_class is local.error_class
+    assert answer.class_name == local.error_class.name
+    assert (answer.action, answer.effect, answer.retryable) == (
+        local.action,
+        local.effect,
+        local.retryable,
+    )
+    assert (answer.rule_id, answer.unknown_reason) == (local.rule_id, local.unknown_reason)
+    assert (answer.ruleset_version, answer.ruleset_digest) == (
+        local.ruleset_version,
+        local.ruleset_digest,
+    )
+
+
+def test_classify_from_keywords(client: Client) -> None:
+    """Keywords build and validate the descriptor; the answer is typed with the taxonomy's enums."""
+    a = client.classify(type="openai.RateLimitError", http_status=429, origin=Origin.provider)
+    assert a.error_class is ErrorClass.RateLimited
+    assert (a.class_name, a.class_number, a.effect, a.retryable) == (
+        "RateLimited",
+        3,
+        Effect.fail,
+        True,
+    )
+    assert a.action.id == "provider.backoff"
+    assert not a.is_unknown
+    assert a.explanation is None
+
+
+def test_unknown_is_an_answer(client: Client) -> None:
+    """An unmatched descriptor is Unknown with reason no_match and no effect claimed."""
+    a = client.classify(type="com.example.Weird")
+    assert (a.error_class, a.unknown_reason, a.effect, a.rule_id) == (
+        ErrorClass.Unknown,
+        UnknownReason.no_match,
+        Effect.unspecified,
+        "",
+    )
+    assert a.is_unknown
+
+
+@pytest.mark.parametrize("data", DESCRIPTORS, ids=lambda d: str(d["type"]))
+def test_answers_match_the_engine(client: Client, bundled: Ruleset, data: dict[str, Any]) -> None:
+    """Every answer over the wire equals the in-process engine's for the same descriptor."""
+    d = descriptor_from_data(data)
+    same(client.classify(d), classify(bundled, d))
+
+
+def test_explain_matches_the_engine(client: Client, bundled: Ruleset) -> None:
+    """explain=True brings back the engine's own explanation and its rendered text."""
+    d = descriptor_from_data(DESCRIPTORS[1])
+    a = client.classify(d, explain=True)
+    local = explain(bundled, d)
+    assert a.explanation == local.explanation
+    assert a.explanation_text == render_explanation(d, local)
+
+
+def test_batch_answers_in_order(client: Client, bundled: Ruleset) -> None:
+    """classify_batch returns one answer per descriptor, in request order."""
+    ds = [descriptor_from_data(d) for d in DESCRIPTORS]
+    answers = client.classify_batch(ds)
+    assert len(answers) == len(ds)
+    for a, d in zip(answers, ds, strict=True):
+        same(a, classify(bundled, d))
+
+
+def test_stream_answers_in_order(client: Client, bundled: Ruleset) -> None:
+    """classify_stream yields one answer per descriptor, in order, from a lazy input."""
+    ds = [descriptor_from_data(d) for d in DESCRIPTORS * 3]
+    answers = list(client.classify_stream(iter(ds), explain=True))
+    assert [a.class_name for a in answers] == [classify(bundled, d).error_class.name for d in ds]
+    assert all(a.explanation is not None for a in answers)
+
+
+def test_get_ruleset_and_list_classes(client: Client, bundled: Ruleset) -> None:
+    """The serving ruleset's identity, and every class with the ruleset's defaults."""
+    info = client.get_ruleset()
+    assert (info.name, info.version, info.digest, info.rule_count) == (
+        bundled.name,
+        bundled.version,
+        bundled.digest,
+        len(bundled.rules),
+    )
+    classes = client.list_classes()
+    assert [c.error_class for c in classes] == list(ErrorClass)
+    for c in classes:
+        assert isinstance(c.error_class, ErrorClass)
+        default = bundled.defaults[c.error_class]
+        assert (c.name, c.default_action, c.default_effect, c.default_retryable) == (
+            c.error_class.name,
+            default.action,
+            default.effect,
+            default.retryable,
+        )
+
+
+def test_bad_keywords_fail_before_any_call() -> None:
+    """A malformed descriptor from keywords raises DescriptorError locally: no server is needed."""
+    with Client("127.0.0.1:1", timeout=0.5, attempts=1) as c, pytest.raises(DescriptorError) as err:
+        c.classify(type=" ", causes=[CauseInput(type="")], http_status=42)
+    assert [v.field for v in err.value.violations] == [
+        "exception.type",
+        "exception.causes[0].type",
+        "exception.http_status",
+    ]
+
+
+def test_server_violations_become_descriptor_errors(client: Client) -> None:
+    """What only the server refuses arrives as the same DescriptorError, fields from the BadRequest detail."""
+    unchecked = Descriptor(type="x", http_status=42, causes=())
+    with pytest.raises(DescriptorError) as err:
+        client.classify(unchecked)
+    assert err.value.violations == [
+        FieldViolation("exception.http_status", "42 is not an HTTP status (100-599)")
+    ]
+    with pytest.raises(DescriptorError) as err:
+        client.classify_batch([build_descriptor(type="ok"), Descriptor(type="")])
+    assert [v.field for v in err.value.violations] == ["requests[1].exception.type"]
+    with pytest.raises(DescriptorError) as err:
+        list(
+            client.classify_stream(
+                [build_descriptor(type="ok"), Descriptor(type="", grpc_status=99)]
+            )
+        )
+    assert [v.field for v in err.value.violations] == [
+        "stream[1].exception.type",
+        "stream[1].exception.grpc_status",
+    ]
+
+
+def test_descriptor_or_keywords_not_both(client: Client) -> None:
+    """classify() takes a Descriptor or keywords: both, or neither, is a TypeError."""
+    with pytest.raises(TypeError):
+        client.classify(build_descriptor(type="x"), type="y")  # type: ignore[call-overload]
+    with pytest.raises(TypeError):
+        client.classify()  # type: ignore[call-overload]
+
+
+def test_no_server_is_a_service_error() -> None:
+    """Nothing listening: ServiceError UNAVAILABLE, with the gRPC error as its cause."""
+    with Client("127.0.0.1:1", timeout=2, attempts=1) as c, pytest.raises(ServiceError) as err:
+        c.classify(type="x")
+    assert err.value.code is grpc.StatusCode.UNAVAILABLE
+    assert isinstance(err.value.__cause__, grpc.RpcError)
+
+
+class Slow(ClassifierService):
+    """A real servicer that takes its time, to exceed a client's deadline."""
+
+    def Classify(  # noqa: N802 - the servicer method carries the RPC's name
+        self, request: pb.ClassifyRequest, context: grpc.ServicerContext
+    ) -> pb.ClassifyResponse:
+        time.sleep(0.5)
+        return super().Classify(request, context)
+
+
+class FlakyOnce(ClassifierService):
+    """A real servicer that answers UNAVAILABLE to its first `failures` calls."""
+
+    def __init__(self, holder: RulesetHolder, failures: int) -> None:
+        super().__init__(holder)
+        self.failures = failures
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def Classify(  # noqa: N802 - the servicer method carries the RPC's name
+        self, request: pb.ClassifyRequest, context: grpc.ServicerContext
+    ) -> pb.ClassifyResponse:
+        with self.lock:
+            self.calls += 1
+            fail = self.calls <= self.failures
+        if fail:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "warming up")
+        return super().Classify(request, context)
+
+
+@contextmanager
+def serving(service: ClassifierService) -> Iterator[str]:
+    """A real server running `service` on a free loopback port; yields its address."""
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb_grpc.add_ErrorClassifierServicer_to_server(service, srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        srv.stop(0)
+
+
+def test_deadline_is_the_clients_default_unless_the_call_names_one(bundled: Ruleset) -> None:
+    """A call past the client's deadline is DEADLINE_EXCEEDED; a call's own timeout overrides it."""
+    with serving(Slow(RulesetHolder(bundled))) as addr, Client(addr, timeout=0.1) as c:
+        with pytest.raises(ServiceError) as err:
+            c.classify(type="x")
+        assert err.value.code is grpc.StatusCode.DEADLINE_EXCEEDED
+        assert c.classify(type="x", timeout=10).error_class is ErrorClass.Unknown
+
+
+def test_unavailable_is_retried(bundled: Ruleset) -> None:
+    """UNAVAILABLE is retried by the channel's retry policy; with one attempt it surfaces."""
+    flaky = FlakyOnce(RulesetHolder(bundled), failures=2)
+    with serving(flaky) as addr, Client(addr, attempts=3) as c:
+        assert c.classify(type="x", origin=Origin.user).error_class is ErrorClass.Canceled
+    assert flaky.calls == 3
+    flaky = FlakyOnce(RulesetHolder(bundled), failures=1)
+    with serving(flaky) as addr, Client(addr, attempts=1) as c, pytest.raises(ServiceError) as err:
+        c.classify(type="x")
+    assert (err.value.code, err.value.details) == (grpc.StatusCode.UNAVAILABLE, "warming up")
+    assert flaky.calls == 1
+
+
+def test_attempts_must_be_positive() -> None:
+    """Zero attempts is a mistake, refused when the client is made."""
+    with pytest.raises(ValueError, match="attempts"):
+        Client("127.0.0.1:1", attempts=0)

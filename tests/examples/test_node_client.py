@@ -1,0 +1,191 @@
+"""The Node example (examples/node) against a real server: installed with npm, run with node."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from classifier import Ruleset, classify, descriptor_from_data
+from classifier.explain import classification_dict
+from classifier.server import Server
+
+NODE_ERRORS = Path(__file__).with_name("node_errors.js")
+
+OPENAI_429: dict[str, Any] = {
+    "type": "openai.RateLimitError",
+    "supertypes": ["openai.APIStatusError", "openai.APIError", "openai.OpenAIError", "Exception"],
+    "http_status": 429,
+    "origin": "provider",
+    "code": "rate_limit_exceeded",
+    "language": "python",
+    "provider": "openai",
+}
+DOTNET_TIMEOUT: dict[str, Any] = {
+    "type": "System.Threading.Tasks.TaskCanceledException",
+    "supertypes": [
+        "System.OperationCanceledException",
+        "System.SystemException",
+        "System.Exception",
+    ],
+    "origin": "provider",
+    "causes": [
+        {
+            "type": "System.TimeoutException",
+            "supertypes": ["System.SystemException", "System.Exception"],
+        }
+    ],
+    "language": "dotnet",
+}
+WEIRD: dict[str, Any] = {"type": "com.example.Weird", "language": "java"}
+MORE: list[dict[str, Any]] = [
+    {
+        "type": "io.grpc.StatusRuntimeException",
+        "grpc_status": "DEADLINE_EXCEEDED",
+        "language": "java",
+    },
+    {"type": "System.OperationCanceledException", "origin": "caller", "language": "dotnet"},
+    {"type": "*net.OpError", "origin": "provider", "http_status": 503, "language": "go"},
+    {
+        "type": "Error",
+        "origin": "reconciler",
+        "attributes": {"provider_calls": 0},
+        "causes": [{"type": "Error", "code": "ECONNRESET", "http_status": 502}],
+        "language": "node",
+    },
+]
+ALL = [OPENAI_429, DOTNET_TIMEOUT, WEIRD, *MORE]
+
+
+def node(
+    example: Path, args: list[str], stdin: str = "", script: str = "classify.js"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["node", script, *args],
+        cwd=example,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def answered(done: subprocess.CompletedProcess[str]) -> Any:
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def engine_answer(ruleset: Ruleset, data: dict[str, Any]) -> dict[str, Any]:
+    return classification_dict(classify(ruleset, descriptor_from_data(data)))
+
+
+def test_node_gets_the_taxonomy_answers(node_example: Path, server: Server) -> None:
+    """An openai 429 is RateLimited, the .NET HttpClient timeout chain is Timeout, an unknown type is Unknown."""
+    addr = f"127.0.0.1:{server.port}"
+    rate = answered(node(node_example, ["--addr", addr, "-"], json.dumps(OPENAI_429)))
+    timeout = answered(node(node_example, ["--addr", addr, "-"], json.dumps(DOTNET_TIMEOUT)))
+    weird = answered(node(node_example, ["--addr", addr, "-"], json.dumps(WEIRD)))
+    assert (rate["class"], rate["class_number"], rate["effect"], rate["retryable"]) == (
+        "RateLimited",
+        3,
+        "fail",
+        True,
+    )
+    assert (timeout["class"], timeout["class_number"]) == ("Timeout", 7)
+    assert timeout["rule"] == "dotnet.httpclient-timeout"
+    assert (weird["class"], weird["class_number"], weird["effect"]) == ("Unknown", 0, "unspecified")
+    assert (weird["rule"], weird["unknown_reason"]) == ("", "no_match")
+
+
+@pytest.mark.parametrize("mode", ["--batch", "--stream"])
+def test_node_answers_match_the_engine(
+    node_example: Path, server: Server, bundled: Ruleset, mode: str
+) -> None:
+    """Over ClassifyBatch and ClassifyStream, Node prints exactly what the engine decides, in order."""
+    got = answered(
+        node(node_example, ["--addr", f"127.0.0.1:{server.port}", mode, "-"], json.dumps(ALL))
+    )
+    assert got == [engine_answer(bundled, d) for d in ALL]
+
+
+def test_node_explain_carries_the_reasoning(node_example: Path, server: Server) -> None:
+    """With --explain the answer carries the winning rule, its conditions and the rendered text."""
+    got = answered(
+        node(
+            node_example,
+            ["--addr", f"127.0.0.1:{server.port}", "--explain", "-"],
+            json.dumps(DOTNET_TIMEOUT),
+        )
+    )
+    e = got["explanation"]
+    assert e["winner_rule_id"] == got["rule"] == e["matches"][0]["rule_id"]
+    assert "cause: {type: System.TimeoutException}" in e["matches"][0]["conditions"]
+    assert "dotnet.httpclient-timeout" in e["text"]
+
+
+def test_node_reports_every_bad_field(node_example: Path, server: Server) -> None:
+    """A malformed descriptor exits 2 with each field the server refused on stderr."""
+    bad = {"type": "x", "http_status": 42, "causes": [{"type": ""}]}
+    done = node(node_example, ["--addr", f"127.0.0.1:{server.port}", "-"], json.dumps(bad))
+    assert done.returncode == 2, done.stdout
+    assert sorted(done.stderr.splitlines()) == [
+        "-: exception.causes[0].type: must not be empty",
+        "-: exception.http_status: 42 is not an HTTP status (100-599)",
+    ]
+
+
+def test_node_without_a_server_fails_plainly(node_example: Path, tmp_path: Path) -> None:
+    """No server at the address: exit 1 and a one-line reason, within the deadline."""
+    (tmp_path / "d.json").write_text(json.dumps(WEIRD))
+    done = node(
+        node_example, ["--addr", "127.0.0.1:1", "--deadline-ms", "1000", str(tmp_path / "d.json")]
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("classify.js: ")
+    assert "UNAVAILABLE" in done.stderr or "DEADLINE_EXCEEDED" in done.stderr
+
+
+def test_descriptors_from_live_node_errors(
+    node_example: Path, server: Server, bundled: Ruleset
+) -> None:
+    """descriptorFromError reads real Node errors (class chains, cause, AggregateError, system and
+    gRPC errors), and the service answers each as the engine would."""
+    done = node(node_example, [f"127.0.0.1:{server.port}"], script=str(NODE_ERRORS))
+    got = answered(done)
+    d = {name: case["descriptor"] for name, case in got.items()}
+    assert d["rate_limit"] == {
+        "type": "RateLimitError",
+        "supertypes": ["APIError", "OpenAIError", "Error"],
+        "message": "429 Rate limit reached",
+        "http_status": 429,
+        "code": "rate_limit_exceeded",
+        "language": "node",
+        "origin": "provider",
+        "provider": "openai",
+    }
+    assert (d["abort_timeout"]["type"], d["abort_timeout"]["supertypes"]) == (
+        "DOMException",
+        ["Error"],
+    )
+    assert (d["abort_timeout"]["code"], d["abort_timeout"]["attributes"]) == (
+        "23",
+        {"name": "TimeoutError"},
+    )
+    assert (d["enoent"]["code"], d["enoent"]["attributes"]) == ("ENOENT", {"tool": "read_file"})
+    assert [c["type"] for c in d["cycle"]["causes"]] == ["TypeError"]
+    assert [c["type"] for c in d["aggregate"]["causes"]] == ["RangeError", "SyntaxError"]
+    assert d["grpc_deadline"]["grpc_status"] == 4
+    assert d["grpc_invalid"]["grpc_status"] == 3
+    assert "exception.type: must not be empty" in d["grpc_invalid"]["message"]
+    assert (d["thrown_string"]["type"], d["thrown_string"]["message"]) == (
+        "string",
+        "just a string",
+    )
+    assert got["rate_limit"]["answer"]["class"] == "RateLimited"
+    assert got["grpc_deadline"]["answer"]["class"] == "Timeout"
+    for name, case in got.items():
+        assert case["answer"] == engine_answer(bundled, case["descriptor"]), name
