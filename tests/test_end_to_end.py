@@ -34,7 +34,7 @@ CLIENT = textwrap.dedent(
     ]
     out = []
     for d in requests:
-        r = stub.Classify(pb.ClassifyRequest(exception=d), timeout=10)
+        r = stub.Classify(pb.ClassifyRequest(descriptor=d), timeout=10)
         out.append([r.error_class, r.class_name, pb.UnknownReason.Name(r.unknown_reason), r.ruleset_version])
     print(json.dumps(out))
     """

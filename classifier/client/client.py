@@ -37,8 +37,6 @@ from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
 
 SERVICE = "errorclass.v1.ErrorClassifier"
-REQUEST_FIELD = "exception"
-"""The ClassifyRequest field that carries the descriptor: violations found here name it too."""
 DEFAULT_TIMEOUT = 5.0
 """Seconds a call may take unless the client or the call says otherwise."""
 DEFAULT_ATTEMPTS = 3
@@ -205,7 +203,7 @@ class Client:
             raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
         if isinstance(fields.get("origin"), str):
             fields["origin"] = origin_from(fields["origin"])
-        d = descriptor or build_descriptor(**fields, field_prefix=REQUEST_FIELD)
+        d = descriptor if descriptor is not None else build_descriptor(**fields)
         with _mapped_errors():
             response = self._stub.Classify(wire.request(d, explain), timeout=self._t(timeout))
         return wire.answer_from_proto(response)

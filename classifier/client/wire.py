@@ -52,7 +52,7 @@ def cause_to_proto(c: Cause) -> pb.Cause:
 
 
 def request(d: Descriptor, explain: bool) -> pb.ClassifyRequest:
-    return pb.ClassifyRequest(exception=descriptor_to_proto(d), explain=explain)
+    return pb.ClassifyRequest(descriptor=descriptor_to_proto(d), explain=explain)
 
 
 def _enum(kind: type[_E], number: int) -> _E:

@@ -14,7 +14,7 @@ from classifier.trace import Explanation
 
 
 def descriptor_from_proto(
-    msg: pb.ExceptionDescriptor, field_prefix: str = "exception"
+    msg: pb.ExceptionDescriptor, field_prefix: str = "descriptor"
 ) -> Descriptor:
     """Validate and normalise a wire descriptor; raises DescriptorError naming each bad field."""
     return build_descriptor(

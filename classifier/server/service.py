@@ -68,7 +68,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
-        descriptor = _descriptor(request, "exception", context)
+        descriptor = _descriptor(request, "descriptor", context)
         return _answer(ruleset, descriptor, request.explain)
 
     def ClassifyBatch(
@@ -89,7 +89,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         violations: list[FieldViolation] = []
         for i, item in enumerate(request.requests):
             try:
-                descriptors.append(_checked(item, f"requests[{i}].exception"))
+                descriptors.append(_checked(item, f"requests[{i}].descriptor"))
             except DescriptorError as exc:
                 violations += exc.violations
         if violations:
@@ -105,7 +105,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ClassifyResponse]:
         for i, request in enumerate(request_iterator):
-            descriptor = _descriptor(request, f"stream[{i}].exception", context)
+            descriptor = _descriptor(request, f"stream[{i}].descriptor", context)
             yield _answer(self.holder.current, descriptor, request.explain)
 
     def GetRuleset(
@@ -120,9 +120,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
 
 
 def _checked(request: pb.ClassifyRequest, field: str) -> Descriptor:
-    if not request.HasField("exception"):
+    if not request.HasField("descriptor"):
         raise DescriptorError([FieldViolation(field, "is required")])
-    return convert.descriptor_from_proto(request.exception, field)
+    return convert.descriptor_from_proto(request.descriptor, field)
 
 
 def _descriptor(

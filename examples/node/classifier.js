@@ -43,11 +43,11 @@ function deadline(ms) {
 
 // One descriptor -> one answer. Rejects with the gRPC error; for a malformed
 // descriptor that is INVALID_ARGUMENT, and err.details names every bad field
-// ("exception.causes[0].type: must not be empty").
+// ("descriptor.causes[0].type: must not be empty").
 function classify(client, descriptor, { explain = false, deadlineMs = 5000 } = {}) {
   return new Promise((resolve, reject) => {
     client.Classify(
-      { exception: toWire(descriptor), explain },
+      { descriptor: toWire(descriptor), explain },
       { deadline: deadline(deadlineMs) },
       (err, response) => (err ? reject(err) : resolve(response)),
     );
@@ -58,7 +58,7 @@ function classify(client, descriptor, { explain = false, deadlineMs = 5000 } = {
 function classifyBatch(client, descriptors, { explain = false, deadlineMs = 5000 } = {}) {
   return new Promise((resolve, reject) => {
     client.ClassifyBatch(
-      { requests: descriptors.map((d) => ({ exception: toWire(d), explain })) },
+      { requests: descriptors.map((d) => ({ descriptor: toWire(d), explain })) },
       { deadline: deadline(deadlineMs) },
       (err, response) => (err ? reject(err) : resolve(response.responses)),
     );
@@ -73,7 +73,7 @@ function classifyStream(client, descriptors, { explain = false, deadlineMs = 300
     call.on('data', (answer) => answers.push(answer));
     call.on('error', reject);
     call.on('end', () => resolve(answers));
-    for (const d of descriptors) call.write({ exception: toWire(d), explain });
+    for (const d of descriptors) call.write({ descriptor: toWire(d), explain });
     call.end();
   });
 }

@@ -178,9 +178,9 @@ def test_bad_keywords_fail_before_any_call() -> None:
     with Client("127.0.0.1:1", timeout=0.5, attempts=1) as c, pytest.raises(DescriptorError) as err:
         c.classify(type=" ", causes=[CauseInput(type="")], http_status=42)
     assert [v.field for v in err.value.violations] == [
-        "exception.type",
-        "exception.causes[0].type",
-        "exception.http_status",
+        "descriptor.type",
+        "descriptor.causes[0].type",
+        "descriptor.http_status",
     ]
 
 
@@ -190,11 +190,11 @@ def test_server_violations_become_descriptor_errors(client: Client) -> None:
     with pytest.raises(DescriptorError) as err:
         client.classify(unchecked)
     assert err.value.violations == [
-        FieldViolation("exception.http_status", "42 is not an HTTP status (100-599)")
+        FieldViolation("descriptor.http_status", "42 is not an HTTP status (100-599)")
     ]
     with pytest.raises(DescriptorError) as err:
         client.classify_batch([build_descriptor(type="ok"), Descriptor(type="")])
-    assert [v.field for v in err.value.violations] == ["requests[1].exception.type"]
+    assert [v.field for v in err.value.violations] == ["requests[1].descriptor.type"]
     with pytest.raises(DescriptorError) as err:
         list(
             client.classify_stream(
@@ -202,8 +202,8 @@ def test_server_violations_become_descriptor_errors(client: Client) -> None:
             )
         )
     assert [v.field for v in err.value.violations] == [
-        "stream[1].exception.type",
-        "stream[1].exception.grpc_status",
+        "stream[1].descriptor.type",
+        "stream[1].descriptor.grpc_status",
     ]
 
 

@@ -133,8 +133,8 @@ def test_node_reports_every_bad_field(node_example: Path, server: Server) -> Non
     done = node(node_example, ["--addr", f"127.0.0.1:{server.port}", "-"], json.dumps(bad))
     assert done.returncode == 2, done.stdout
     assert sorted(done.stderr.splitlines()) == [
-        "-: exception.causes[0].type: must not be empty",
-        "-: exception.http_status: 42 is not an HTTP status (100-599)",
+        "-: descriptor.causes[0].type: must not be empty",
+        "-: descriptor.http_status: 42 is not an HTTP status (100-599)",
     ]
 
 
@@ -180,7 +180,7 @@ def test_descriptors_from_live_node_errors(
     assert [c["type"] for c in d["aggregate"]["causes"]] == ["RangeError", "SyntaxError"]
     assert d["grpc_deadline"]["grpc_status"] == 4
     assert d["grpc_invalid"]["grpc_status"] == 3
-    assert "exception.type: must not be empty" in d["grpc_invalid"]["message"]
+    assert "descriptor.type: must not be empty" in d["grpc_invalid"]["message"]
     assert (d["thrown_string"]["type"], d["thrown_string"]["message"]) == (
         "string",
         "just a string",

@@ -44,7 +44,7 @@ def _bad_request(err: grpc.RpcError) -> list[tuple[str, str]]:
 
 
 def test_classify_rate_limit(stub: pb_grpc.ErrorClassifierStub, bundled: Ruleset) -> None:
-    r = stub.Classify(pb.ClassifyRequest(exception=RATE_LIMIT))
+    r = stub.Classify(pb.ClassifyRequest(descriptor=RATE_LIMIT))
     assert (r.error_class, r.class_name) == (3, "RateLimited")
     assert r.effect == pb.RUN_EFFECT_FAIL
     assert r.retryable
@@ -57,12 +57,12 @@ def test_classify_rate_limit(stub: pb_grpc.ErrorClassifierStub, bundled: Ruleset
 
 
 def test_classify_dotnet_httpclient_timeout(stub: pb_grpc.ErrorClassifierStub) -> None:
-    r = stub.Classify(pb.ClassifyRequest(exception=DOTNET_TIMEOUT))
+    r = stub.Classify(pb.ClassifyRequest(descriptor=DOTNET_TIMEOUT))
     assert (r.error_class, r.class_name) == (pb.RUN_ERROR_CLASS_TIMEOUT, "Timeout")
 
 
 def test_unknown_is_an_answer_with_a_reason(stub: pb_grpc.ErrorClassifierStub) -> None:
-    r = stub.Classify(pb.ClassifyRequest(exception=WEIRD))
+    r = stub.Classify(pb.ClassifyRequest(descriptor=WEIRD))
     assert (r.error_class, r.class_name, r.rule_id) == (0, "Unknown", "")
     assert r.unknown_reason == pb.UNKNOWN_REASON_NO_MATCH
     assert r.effect == pb.RUN_EFFECT_UNSPECIFIED
@@ -73,7 +73,7 @@ def test_explain_flag_returns_the_explanation(stub: pb_grpc.ErrorClassifierStub)
     descriptor = pb.ExceptionDescriptor()
     descriptor.CopyFrom(DOTNET_TIMEOUT)
     descriptor.origin = pb.ORIGIN_USER
-    r = stub.Classify(pb.ClassifyRequest(exception=descriptor, explain=True))
+    r = stub.Classify(pb.ClassifyRequest(descriptor=descriptor, explain=True))
     assert r.class_name == "Timeout"
     e = r.explanation
     assert e.winner_rule_id == r.rule_id
@@ -87,14 +87,14 @@ def test_explain_flag_returns_the_explanation(stub: pb_grpc.ErrorClassifierStub)
 def test_batch_answers_in_order(stub: pb_grpc.ErrorClassifierStub) -> None:
     descriptors = [RATE_LIMIT, WEIRD, DOTNET_TIMEOUT] * 10
     r = stub.ClassifyBatch(
-        pb.ClassifyBatchRequest(requests=[pb.ClassifyRequest(exception=d) for d in descriptors])
+        pb.ClassifyBatchRequest(requests=[pb.ClassifyRequest(descriptor=d) for d in descriptors])
     )
     assert [x.class_name for x in r.responses] == ["RateLimited", "Unknown", "Timeout"] * 10
 
 
 def test_stream_answers_in_order(stub: pb_grpc.ErrorClassifierStub) -> None:
     descriptors = [WEIRD, DOTNET_TIMEOUT, RATE_LIMIT] * 20
-    answers = stub.ClassifyStream(iter([pb.ClassifyRequest(exception=d) for d in descriptors]))
+    answers = stub.ClassifyStream(iter([pb.ClassifyRequest(descriptor=d) for d in descriptors]))
     assert [x.class_name for x in answers] == ["Unknown", "Timeout", "RateLimited"] * 20
 
 
@@ -143,33 +143,33 @@ def test_reflection_lists_the_service(channel: grpc.Channel) -> None:
 @pytest.mark.parametrize(
     ("request_", "violations"),
     [
-        (pb.ClassifyRequest(), [("exception", "is required")]),
+        (pb.ClassifyRequest(), [("descriptor", "is required")]),
         (
-            pb.ClassifyRequest(exception=pb.ExceptionDescriptor(type="  ")),
-            [("exception.type", "must not be empty")],
+            pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="  ")),
+            [("descriptor.type", "must not be empty")],
         ),
         (
             pb.ClassifyRequest(
-                exception=pb.ExceptionDescriptor(type="a.B", http_status=42, grpc_status=99)
+                descriptor=pb.ExceptionDescriptor(type="a.B", http_status=42, grpc_status=99)
             ),
             [
-                ("exception.http_status", "42 is not an HTTP status (100-599)"),
-                ("exception.grpc_status", "99 is not a gRPC status code (0-16)"),
+                ("descriptor.http_status", "42 is not an HTTP status (100-599)"),
+                ("descriptor.grpc_status", "99 is not a gRPC status code (0-16)"),
             ],
         ),
         (
-            pb.ClassifyRequest(exception=pb.ExceptionDescriptor(type="a.B", origin=99)),  # type: ignore[arg-type]
-            [("exception.origin", "99 is not a known origin (0-7)")],
+            pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a.B", origin=99)),  # type: ignore[arg-type]
+            [("descriptor.origin", "99 is not a known origin (0-7)")],
         ),
         (
             pb.ClassifyRequest(
-                exception=pb.ExceptionDescriptor(
+                descriptor=pb.ExceptionDescriptor(
                     type="a.B", supertypes=["x", ""], causes=[pb.Cause(type="c"), pb.Cause()]
                 )
             ),
             [
-                ("exception.supertypes[1]", "must not be empty"),
-                ("exception.causes[1].type", "must not be empty"),
+                ("descriptor.supertypes[1]", "must not be empty"),
+                ("descriptor.causes[1].type", "must not be empty"),
             ],
         ),
     ],
@@ -189,28 +189,28 @@ def test_bad_descriptors_get_invalid_argument_naming_the_field(
 def test_a_bad_batch_item_is_named_by_its_index(stub: pb_grpc.ErrorClassifierStub) -> None:
     batch = pb.ClassifyBatchRequest(
         requests=[
-            pb.ClassifyRequest(exception=RATE_LIMIT),
-            pb.ClassifyRequest(exception=pb.ExceptionDescriptor()),
+            pb.ClassifyRequest(descriptor=RATE_LIMIT),
+            pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor()),
         ]
     )
     with pytest.raises(grpc.RpcError) as info:
         stub.ClassifyBatch(batch)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _bad_request(info.value) == [("requests[1].exception.type", "must not be empty")]
+    assert _bad_request(info.value) == [("requests[1].descriptor.type", "must not be empty")]
 
 
 def test_a_bad_stream_message_is_named_by_its_position(stub: pb_grpc.ErrorClassifierStub) -> None:
-    requests = [pb.ClassifyRequest(exception=RATE_LIMIT), pb.ClassifyRequest()]
+    requests = [pb.ClassifyRequest(descriptor=RATE_LIMIT), pb.ClassifyRequest()]
     answers = stub.ClassifyStream(iter(requests))
     assert next(answers).class_name == "RateLimited"
     with pytest.raises(grpc.RpcError) as info:
         next(answers)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _bad_request(info.value) == [("stream[1].exception", "is required")]
+    assert _bad_request(info.value) == [("stream[1].descriptor", "is required")]
 
 
 def test_the_server_keeps_serving_after_bad_requests(stub: pb_grpc.ErrorClassifierStub) -> None:
     for _ in range(20):
         with pytest.raises(grpc.RpcError):
             stub.Classify(pb.ClassifyRequest())
-    assert stub.Classify(pb.ClassifyRequest(exception=RATE_LIMIT)).class_name == "RateLimited"
+    assert stub.Classify(pb.ClassifyRequest(descriptor=RATE_LIMIT)).class_name == "RateLimited"

@@ -137,12 +137,12 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., summary: _Optional[str] = ..., runbook_url: _Optional[str] = ...) -> None: ...
 
 class ClassifyRequest(_message.Message):
-    __slots__ = ("exception", "explain")
-    EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("descriptor", "explain")
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
-    exception: ExceptionDescriptor
+    descriptor: ExceptionDescriptor
     explain: bool
-    def __init__(self, exception: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., explain: _Optional[bool] = ...) -> None: ...
+    def __init__(self, descriptor: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., explain: _Optional[bool] = ...) -> None: ...
 
 class ClassifyResponse(_message.Message):
     __slots__ = ("error_class", "class_name", "action", "effect", "retryable", "rule_id", "ruleset_version", "ruleset_digest", "unknown_reason", "explanation")
