@@ -24,7 +24,9 @@ def test_case(case: Case) -> None:
 def test_every_rule_decides_at_least_one_case(bundled: Ruleset) -> None:
     """A rule without a case it decides is untested: name every such rule."""
     decided = {
-        c.want["rule"] for c in CASES if not c.todo and "rule" in c.want and not mismatches(c, run(c))
+        c.want["rule"]
+        for c in CASES
+        if not c.todo and "rule" in c.want and not mismatches(c, run(c))
     }
     missing = sorted(r.id for r in bundled.rules if r.id not in decided)
     assert not missing, f"{len(missing)} rules have no passing case that names them: {missing}"

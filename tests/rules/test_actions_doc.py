@@ -1,0 +1,38 @@
+"""docs/actions.md lists exactly the bundled catalog's actions, with the catalog's summaries."""
+
+from __future__ import annotations
+
+import re
+
+from classifier import Ruleset
+from tests.support import ROOT
+
+ROW = re.compile(r"^\| `(?P<id>[a-z0-9][a-z0-9._-]*)` \| (?P<summary>.+?) \| ")
+
+
+def _documented() -> dict[str, str]:
+    text = (ROOT / "docs" / "actions.md").read_text(encoding="utf-8")
+    rows = [m for line in text.splitlines() if (m := ROW.match(line))]
+    ids = [m["id"] for m in rows]
+    assert len(ids) == len(set(ids)), "an action is listed twice"
+    return {m["id"]: m["summary"] for m in rows}
+
+
+def test_docs_list_every_catalog_action_and_nothing_else(bundled: Ruleset) -> None:
+    """Every action in rules/actions.yaml has a row, and every row is in the catalog."""
+    assert set(_documented()) == set(bundled.actions)
+
+
+def test_docs_summaries_are_the_catalog_summaries(bundled: Ruleset) -> None:
+    """A summary edited in one place and not the other fails here."""
+    documented = _documented()
+    assert {a: documented[a] for a in bundled.actions} == {
+        a.id: a.summary for a in bundled.actions.values()
+    }
+
+
+def test_every_catalog_action_is_used(bundled: Ruleset) -> None:
+    """An action no rule and no class default names is dead weight in the catalog."""
+    used = {r.outcome.action.id for r in bundled.rules}
+    used |= {o.action.id for o in bundled.defaults.values()}
+    assert set(bundled.actions) == used
