@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import yaml
 
 from classifier import Descriptor, descriptor_from_data
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from tests.support import ROOT
 
 CORPUS = ROOT / "tests" / "corpus" / "real-descriptors.yaml"
@@ -45,36 +44,6 @@ def load_corpus(path: Path = CORPUS) -> list[CorpusCase]:
         )
         for case in doc["cases"]
     ]
-
-
-def to_proto(d: Descriptor) -> pb.ExceptionDescriptor:
-    """The wire form of a validated descriptor, as a runtime would send it."""
-    msg = pb.ExceptionDescriptor(
-        type=d.type,
-        supertypes=d.supertypes,
-        origin=cast(pb.Origin, int(d.origin)),
-        code=d.code,
-        message=d.message,
-        language=d.language,
-        provider=d.provider,
-        attributes=dict(d.attributes),
-        causes=[
-            pb.Cause(
-                type=c.type,
-                supertypes=c.supertypes,
-                http_status=c.http_status,
-                grpc_status=c.grpc_status,
-                code=c.code,
-                message=c.message,
-            )
-            for c in d.causes
-        ],
-    )
-    if d.http_status is not None:
-        msg.http_status = d.http_status
-    if d.grpc_status is not None:
-        msg.grpc_status = d.grpc_status
-    return msg
 
 
 @dataclass

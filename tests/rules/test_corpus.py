@@ -7,7 +7,8 @@ import pytest
 from classifier import Ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from tests.rules.corpus import CORPUS, FIGURES, SHARED_COPIES, CorpusCase, load_corpus, to_proto
+from classifier.client.wire import descriptor_to_proto
+from tests.rules.corpus import CORPUS, FIGURES, SHARED_COPIES, CorpusCase, load_corpus
 
 CASES = load_corpus()
 
@@ -17,7 +18,7 @@ def answers(
     stub: pb_grpc.ErrorClassifierStub, bundled: Ruleset
 ) -> list[tuple[CorpusCase, pb.ClassifyResponse]]:
     request = pb.ClassifyBatchRequest(
-        requests=[pb.ClassifyRequest(descriptor=to_proto(c.descriptor)) for c in CASES]
+        requests=[pb.ClassifyRequest(descriptor=descriptor_to_proto(c.descriptor)) for c in CASES]
     )
     responses = list(stub.ClassifyBatch(request, timeout=30).responses)
     assert len(responses) == len(CASES)
