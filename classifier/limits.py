@@ -17,3 +17,9 @@ MAX_LABEL_CHARS = 128
 MAX_ATTRIBUTES = 64
 MAX_ATTRIBUTE_KEY_CHARS = 256
 MAX_ATTRIBUTE_VALUE_CHARS = 4096
+
+MAX_BATCH = 1000
+"""Descriptors in one ClassifyBatch call; more is INVALID_ARGUMENT naming `requests`."""
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""Default largest request message the server reads (`serve --max-request-bytes`);
+gRPC itself answers a larger one with RESOURCE_EXHAUSTED naming both sizes."""

@@ -13,7 +13,10 @@ A ruleset folder holds:
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import hashlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -159,20 +162,52 @@ def load_source(root: Path | str) -> RulesetSource:
 
 
 def rule_files(root: Path, include: Iterable[str], exclude: Iterable[str]) -> list[Path]:
-    """Rule files under root in a stable order: included, not excluded, not cases, not hidden."""
-    found: set[Path] = set()
-    for pattern in include:
-        for path in root.glob(pattern):
+    """Rule files under root in a stable order: included, not excluded, not cases, not hidden.
+
+    Linked folders are followed (a Kubernetes ConfigMap volume links each
+    subfolder into its hidden `..data` folder) but each real folder is
+    visited once, so a link loop cannot make the walk endless.
+    """
+    patterns = [tuple(p.split("/")) for p in include]
+    excluded = list(exclude)
+    found: list[Path] = []
+    visited: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in visited:
+            dirs.clear()
+            continue
+        visited.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = Path(folder, name)
             rel = PurePosixPath(path.relative_to(root).as_posix())
             if (
-                path.is_file()
+                not name.startswith(".")
                 and str(rel) not in (MANIFEST, CATALOG)
-                and not rel.name.endswith(CASES_SUFFIX)
-                and not any(part.startswith(".") for part in rel.parts)
-                and not any(rel.match(x) for x in exclude)
+                and not name.endswith(CASES_SUFFIX)
+                and any(glob_match(rel.parts, p) for p in patterns)
+                and not any(rel.match(x) for x in excluded)
+                and path.is_file()
             ):
-                found.add(path)
+                found.append(path)
+        if len(found) > MAX_RULE_FILES:
+            break
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
+
+
+def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    """Whether a relative path matches a glob split on `/`, where `**` spans any folders."""
+
+    @functools.cache
+    def match(i: int, j: int) -> bool:
+        if j == len(pattern):
+            return i == len(parts)
+        if pattern[j] == "**":
+            return match(i, j + 1) or (i < len(parts) and match(i + 1, j))
+        return i < len(parts) and fnmatch.fnmatchcase(parts[i], pattern[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
 def _required(

@@ -82,6 +82,11 @@ def parse_yaml(text: str, file: str) -> YamlDocument:
         return YamlDocument(
             None, positions, [Diagnostic("yaml_syntax_error", str(exc), Location(file))]
         )
+    except RecursionError:
+        # libyaml's scanner refuses nesting past 1,000 levels itself; PyYAML's
+        # pure-Python composer (used without libyaml) recurses instead.
+        problem = f"nesting deeper than {MAX_DEPTH} levels"
+        return YamlDocument(None, positions, [Diagnostic("yaml_too_deep", problem, Location(file))])
     if node is None:
         return YamlDocument(None, positions, [])
     builder = _Builder(file, positions)

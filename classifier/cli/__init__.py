@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, diff, serve, test
+from classifier.cli import check, classify, diff, health, serve, test
 
-COMMANDS = (serve, check, classify, test, diff)
+COMMANDS = (serve, check, classify, test, diff, health)
 
 
 def build_parser() -> argparse.ArgumentParser:

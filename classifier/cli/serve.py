@@ -1,44 +1,195 @@
-"""`classifier serve`: run the gRPC service on a ruleset."""
+"""`classifier serve`: run the gRPC service on a ruleset, reloading it as it changes."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
-from classifier.compiler import load_ruleset
+from classifier import limits
 from classifier.errors import RulesetError
-from classifier.server import DEFAULT_ADDRESS, serve
-from classifier.server.app import DEFAULT_GRACE_SECONDS, DEFAULT_THREADS
+from classifier.server import DEFAULT_ADDRESS, ServeConfig, ServerLimits, TlsFiles, serve
+from classifier.server.app import (
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_MAX_CONCURRENT_RPCS,
+    DEFAULT_THREADS,
+)
+from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
+from classifier.server.shadow import DEFAULT_EXAMPLES
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser("serve", help="serve the classifier over gRPC")
-    p.add_argument("--rules", default="rules", help="ruleset folder (default: rules)")
+    p: argparse.ArgumentParser = sub.add_parser(
+        "serve",
+        help="serve the classifier over gRPC",
+        description="Serve the classifier over gRPC. The rules folder is watched and "
+        "reloaded when it changes (also on SIGHUP); a change that does not load keeps "
+        "the old rules serving. SIGTERM stops after in-flight calls finish.",
+    )
+    p.add_argument("--rules", default="rules", type=Path, help="ruleset folder (default: rules)")
     p.add_argument(
         "--addr", default=DEFAULT_ADDRESS, help=f"listen address (default: {DEFAULT_ADDRESS})"
     )
     p.add_argument(
-        "--threads", type=int, default=DEFAULT_THREADS, help="worker threads per process"
+        "--threads",
+        type=int,
+        default=DEFAULT_THREADS,
+        help=f"worker threads; each open stream holds one (default: {DEFAULT_THREADS})",
     )
     p.add_argument(
         "--grace",
         type=float,
         default=DEFAULT_GRACE_SECONDS,
-        help="seconds in-flight calls get on shutdown",
+        help=f"seconds in-flight calls get on shutdown (default: {DEFAULT_GRACE_SECONDS:g})",
     )
-    p.set_defaults(run=run)
+
+    reload = p.add_argument_group("reload")
+    reload.add_argument(
+        "--no-watch",
+        dest="watch",
+        action="store_false",
+        help="do not watch the rules folders (reload on SIGHUP or the endpoint only)",
+    )
+    reload.add_argument(
+        "--strict",
+        action="store_true",
+        help="lint warnings are errors: such rules neither start nor reload",
+    )
+    reload.add_argument(
+        "--candidate",
+        type=Path,
+        metavar="DIR",
+        help="shadow ruleset: classify every request under it too, answer with --rules "
+        "only, and count where they disagree",
+    )
+    reload.add_argument(
+        "--shadow-examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"log at most N examples of each kind of disagreement (default: {DEFAULT_EXAMPLES})",
+    )
+
+    observe = p.add_argument_group("observability")
+    observe.add_argument(
+        "--metrics-addr",
+        metavar="HOST:PORT",
+        help="serve /metrics, /-/healthy and /-/ready over HTTP here (default: off)",
+    )
+    observe.add_argument(
+        "--enable-reload-endpoint",
+        action="store_true",
+        help="also accept POST /-/reload on --metrics-addr",
+    )
+    observe.add_argument(
+        "--decision-log",
+        type=Path,
+        metavar="FILE",
+        help="write one JSON line per answer here, for `classifier diff` (default: off)",
+    )
+    observe.add_argument(
+        "--decision-log-unknown-only",
+        action="store_true",
+        help="log only Unknown answers: what no rule covers yet",
+    )
+    observe.add_argument(
+        "--decision-log-max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        metavar="N",
+        help=f"rotate the decision log at N bytes (default: {DEFAULT_MAX_BYTES})",
+    )
+    observe.add_argument(
+        "--decision-log-backups",
+        type=int,
+        default=DEFAULT_BACKUPS,
+        metavar="N",
+        help=f"rotated files kept: FILE.1 .. FILE.N (default: {DEFAULT_BACKUPS})",
+    )
+
+    edge = p.add_argument_group("TLS and limits")
+    edge.add_argument("--tls-cert", type=Path, metavar="PEM", help="server certificate chain")
+    edge.add_argument("--tls-key", type=Path, metavar="PEM", help="server private key")
+    edge.add_argument(
+        "--tls-client-ca",
+        type=Path,
+        metavar="PEM",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+    edge.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=limits.MAX_REQUEST_BYTES,
+        metavar="N",
+        help=f"largest request message (default: {limits.MAX_REQUEST_BYTES})",
+    )
+    edge.add_argument(
+        "--max-concurrent-rpcs",
+        type=int,
+        default=DEFAULT_MAX_CONCURRENT_RPCS,
+        metavar="N",
+        help="calls served or queued at once, open streams included; 0 for no limit "
+        f"(default: {DEFAULT_MAX_CONCURRENT_RPCS})",
+    )
+    edge.add_argument(
+        "--max-connection-age",
+        type=float,
+        default=0,
+        metavar="SECONDS",
+        help="ask clients to reconnect after this long, to spread over new replicas "
+        "(default: 0, never)",
+    )
+    p.set_defaults(run=run, parser=p)
+
+
+def config_from_args(args: argparse.Namespace) -> ServeConfig:
+    """The flags as a ServeConfig; the parser's error (exit 2) for flags that need others."""
+    parser: argparse.ArgumentParser = args.parser
+    if (args.tls_cert is None) != (args.tls_key is None):
+        parser.error("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        parser.error("--tls-client-ca needs --tls-cert and --tls-key")
+    if args.enable_reload_endpoint and not args.metrics_addr:
+        parser.error("--enable-reload-endpoint needs --metrics-addr")
+    if args.decision_log_unknown_only and not args.decision_log:
+        parser.error("--decision-log-unknown-only needs --decision-log")
+    return ServeConfig(
+        rules=args.rules,
+        address=args.addr,
+        candidate=args.candidate,
+        threads=args.threads,
+        grace=args.grace,
+        watch=args.watch,
+        strict=args.strict,
+        metrics_address=args.metrics_addr,
+        reload_endpoint=args.enable_reload_endpoint,
+        decision_log=args.decision_log,
+        decision_log_unknown_only=args.decision_log_unknown_only,
+        decision_log_max_bytes=args.decision_log_max_bytes,
+        decision_log_backups=args.decision_log_backups,
+        shadow_examples=args.shadow_examples,
+        tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
+        limits=ServerLimits(
+            max_request_bytes=args.max_request_bytes,
+            max_concurrent_rpcs=args.max_concurrent_rpcs or None,
+            max_connection_age=args.max_connection_age or None,
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
     try:
-        ruleset = load_ruleset(args.rules)
+        serve(config)
     except RulesetError as exc:
         print(exc.render(), file=sys.stderr)
         print(
-            f"classifier: cannot serve: {len(exc.diagnostics)} error(s) in {args.rules}",
+            f"classifier: cannot serve: {len(exc.diagnostics)} error(s) in the rules",
             file=sys.stderr,
         )
         return 1
-    serve(ruleset, args.addr, threads=args.threads, grace=args.grace)
+    except (OSError, ValueError, RuntimeError) as exc:
+        print(f"classifier: cannot serve: {exc}", file=sys.stderr)
+        return 1
     return 0

@@ -1,26 +1,68 @@
-"""Build and run the gRPC server: the classifier, health checking and reflection."""
+"""Build the gRPC server: the classifier, health checking and reflection, with its
+limits, TLS, and the interceptor that measures every call."""
 
 from __future__ import annotations
 
-import signal
-import threading
+from collections.abc import Sequence
 from concurrent import futures
-from types import FrameType
+from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.ruleset import Ruleset
-from classifier.server.log import log
-from classifier.server.service import ClassifierService, RulesetHolder
+from classifier.server.holder import RulesetHolder
+from classifier.server.interceptor import ObservingInterceptor
+from classifier.server.metrics import Metrics
+from classifier.server.service import ClassifierService, Observer
+from classifier.server.tls import TlsFiles, server_credentials
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 DEFAULT_ADDRESS = "127.0.0.1:50051"
-DEFAULT_THREADS = 4
+DEFAULT_THREADS = 8
 DEFAULT_GRACE_SECONDS = 5.0
+DEFAULT_MAX_CONCURRENT_RPCS = 256
+KEEPALIVE_SECONDS = 60.0
+"""How often the server pings a quiet connection; a peer that stops answering
+(and the streams it held) is let go KEEPALIVE_TIMEOUT_SECONDS later."""
+KEEPALIVE_TIMEOUT_SECONDS = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class ServerLimits:
+    """Limits the gRPC layer enforces before a request reaches the servicer.
+
+    max_request_bytes: a larger request message is RESOURCE_EXHAUSTED (gRPC names both sizes).
+    max_concurrent_rpcs: calls served or queued at once (open streams count); past it,
+        RESOURCE_EXHAUSTED. None: unbounded.
+    max_connection_age: seconds after which a client connection is asked to reconnect
+        (GOAWAY, then as long again for calls to finish), so clients spread over new
+        replicas. None: never.
+    """
+
+    max_request_bytes: int = limits.MAX_REQUEST_BYTES
+    max_concurrent_rpcs: int | None = DEFAULT_MAX_CONCURRENT_RPCS
+    max_connection_age: float | None = None
+
+    def grpc_options(self) -> list[tuple[str, Any]]:
+        options: list[tuple[str, Any]] = [
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", self.max_request_bytes),
+            ("grpc.keepalive_time_ms", int(KEEPALIVE_SECONDS * 1000)),
+            ("grpc.keepalive_timeout_ms", int(KEEPALIVE_TIMEOUT_SECONDS * 1000)),
+        ]
+        if self.max_connection_age:
+            age = int(self.max_connection_age * 1000)
+            options += [
+                ("grpc.max_connection_age_ms", age),
+                ("grpc.max_connection_age_grace_ms", age),
+            ]
+        return options
 
 
 class Server:
@@ -32,20 +74,31 @@ class Server:
         port: int,
         holder: RulesetHolder,
         health: health.HealthServicer,
+        metrics: Metrics,
+        candidate: RulesetHolder | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
         self.holder = holder
         self.health = health
+        self.metrics = metrics
+        self.candidate = candidate
+        self.ready = False
 
     def start(self) -> None:
         self.grpc_server.start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+        self.ready = True
+
+    def drain(self) -> None:
+        """Tell health checks that this server is going away (NOT_SERVING), still serving."""
+        self.ready = False
+        self.health.enter_graceful_shutdown()
 
     def stop(self, grace: float | None = DEFAULT_GRACE_SECONDS) -> None:
         """Stop taking calls; in-flight calls get `grace` seconds to finish."""
-        self.health.enter_graceful_shutdown()
+        self.drain()
         self.grpc_server.stop(grace).wait()
 
 
@@ -54,53 +107,42 @@ def create_server(
     address: str = DEFAULT_ADDRESS,
     *,
     threads: int = DEFAULT_THREADS,
+    candidate: RulesetHolder | None = None,
+    observers: Sequence[Observer] = (),
+    metrics: Metrics | None = None,
+    tls: TlsFiles | None = None,
+    limits: ServerLimits | None = None,
 ) -> Server:
-    """A server bound to `address` (port 0 picks a free port), not yet started."""
+    """A server bound to `address` (port 0 picks a free port), not yet started.
+
+    Metrics always count every answer; `observers` (the decision log, the
+    shadow) are told after them.
+    """
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
+    metrics = metrics or Metrics()
+    limits = limits or ServerLimits()
+    credentials = server_credentials(tls) if tls else None
     grpc_server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classify"),
-        options=[("grpc.so_reuseport", 0)],
+        interceptors=[ObservingInterceptor(metrics, SERVICE_NAME)],
+        options=limits.grpc_options(),
+        maximum_concurrent_rpcs=limits.max_concurrent_rpcs,
     )
-    pb_grpc.add_ErrorClassifierServicer_to_server(ClassifierService(holder), grpc_server)
+    service = ClassifierService(holder, candidate=candidate, observers=[metrics, *observers])
+    pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), grpc_server
     )
-    port = grpc_server.add_insecure_port(address)
+    try:
+        port = (
+            grpc_server.add_secure_port(address, credentials)
+            if credentials
+            else grpc_server.add_insecure_port(address)
+        )
+    except RuntimeError as exc:
+        raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    return Server(grpc_server, port, holder, health_servicer)
-
-
-def serve(
-    ruleset: Ruleset,
-    address: str,
-    *,
-    threads: int = DEFAULT_THREADS,
-    grace: float = DEFAULT_GRACE_SECONDS,
-) -> None:
-    """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return."""
-    server = create_server(ruleset, address, threads=threads)
-    stopping = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log("shutdown", signal=signal.Signals(signum).name, grace_seconds=grace)
-        stopping.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    server.start()
-    host = address.rsplit(":", 1)[0]
-    log(
-        "start",
-        address=f"{host}:{server.port}",
-        ruleset=ruleset.name,
-        version=ruleset.version,
-        digest=ruleset.digest,
-        rules=len(ruleset.rules),
-        source=ruleset.source,
-    )
-    stopping.wait()
-    server.stop(grace)
-    log("stopped")
+    return Server(grpc_server, port, holder, health_servicer, metrics, candidate)

@@ -9,6 +9,7 @@ from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.engine import Classification
 from classifier.explain import render_explanation
 from classifier.ruleset import Action, Ruleset
+from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.taxonomy import CLASS_DESCRIPTIONS, ErrorClass
 from classifier.trace import Explanation
 
@@ -100,8 +101,10 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
     )
 
 
-def ruleset_info(ruleset: Ruleset) -> pb.RulesetInfo:
-    return pb.RulesetInfo(
+def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) -> pb.RulesetInfo:
+    """The serving ruleset, its last reload, and the candidate shadowing it, if any."""
+    ruleset = holder.current
+    info = pb.RulesetInfo(
         name=ruleset.name,
         version=ruleset.version,
         digest=ruleset.digest,
@@ -109,6 +112,27 @@ def ruleset_info(ruleset: Ruleset) -> pb.RulesetInfo:
         loaded_at=ruleset.loaded_at,
         source=ruleset.source,
         description=ruleset.description,
+    )
+    if holder.last_reload is not None:
+        info.last_reload.CopyFrom(reload_status_to_proto(holder.last_reload))
+    if candidate is not None:
+        info.candidate.CopyFrom(ruleset_info(candidate))
+    return info
+
+
+_RELOAD_RESULTS = {
+    ReloadResult.reloaded: pb.RELOAD_RESULT_RELOADED,
+    ReloadResult.unchanged: pb.RELOAD_RESULT_UNCHANGED,
+    ReloadResult.failed: pb.RELOAD_RESULT_FAILED,
+}
+
+
+def reload_status_to_proto(status: ReloadStatus) -> pb.ReloadStatus:
+    return pb.ReloadStatus(
+        result=_RELOAD_RESULTS[status.result],
+        at=status.at,
+        trigger=status.trigger,
+        error=status.error,
     )
 
 

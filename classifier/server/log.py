@@ -8,11 +8,11 @@ import sys
 from typing import Any
 
 
+def utc_now() -> str:
+    """The time now, RFC 3339 UTC with milliseconds."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def log(event: str, level: str = "info", **fields: Any) -> None:
-    record = {
-        "ts": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-        "level": level,
-        "event": event,
-        **fields,
-    }
+    record = {"ts": utc_now(), "level": level, "event": event, **fields}
     print(json.dumps(record, default=str), file=sys.stderr, flush=True)

@@ -1,41 +1,43 @@
-"""The gRPC servicer: a thin adapter from the wire to the engine."""
+"""The gRPC servicer: a thin adapter from the wire to the engine.
+
+Each answer comes from one ruleset, read from the holder once: per call for
+Classify and ClassifyBatch, per message for ClassifyStream, so a reload
+never mixes two rulesets in one answer (or one batch). After answering, the
+servicer tells its observers (metrics, the decision log, the shadow).
+"""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Iterator, Sequence
+from typing import NoReturn, Protocol
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.descriptor import Descriptor
-from classifier.engine import classify
+from classifier.engine import Classification, classify
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.explain import explain
 from classifier.ruleset import Ruleset
 from classifier.server import convert
+from classifier.server.holder import RulesetHolder
 
-MAX_BATCH = 1000
+__all__ = ["ClassifierService", "Observer", "RulesetHolder"]
+
+MAX_BATCH = limits.MAX_BATCH
+DEADLINE_CHECK_EVERY = 32
+"""Batch items answered between two looks at the call's deadline."""
 
 
-class RulesetHolder:
-    """The serving ruleset. Readers take `current` once per request, so every answer
-    comes from one ruleset even while a reload swaps in another."""
+class Observer(Protocol):
+    """Told about every answer given (never about calls that failed)."""
 
-    def __init__(self, ruleset: Ruleset) -> None:
-        self._lock = threading.Lock()
-        self.current = ruleset
-
-    def swap(self, ruleset: Ruleset) -> Ruleset:
-        """Replace the serving ruleset in one reference assignment; return the old one."""
-        with self._lock:
-            old, self.current = self.current, ruleset
-        return old
+    def classified(self, descriptor: Descriptor, result: Classification) -> None: ...
 
 
 def abort_invalid(context: grpc.ServicerContext, violations: list[FieldViolation]) -> NoReturn:
@@ -59,28 +61,38 @@ def abort_invalid(context: grpc.ServicerContext, violations: list[FieldViolation
 
 
 class ClassifierService(pb_grpc.ErrorClassifierServicer):
-    """Serves the ruleset held by `holder`."""
+    """Serves the ruleset held by `holder`; `candidate` is only described, never answers."""
 
-    def __init__(self, holder: RulesetHolder) -> None:
+    def __init__(
+        self,
+        holder: RulesetHolder,
+        *,
+        candidate: RulesetHolder | None = None,
+        observers: Sequence[Observer] = (),
+    ) -> None:
         self.holder = holder
+        self.candidate = candidate
+        self.observers = tuple(observers)
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
         descriptor = _descriptor(request, "descriptor", context)
-        return _answer(ruleset, descriptor, request.explain)
+        result = _classify(ruleset, descriptor, request.explain)
+        self._observe(descriptor, result)
+        return convert.response_from_classification(result, descriptor)
 
     def ClassifyBatch(
         self, request: pb.ClassifyBatchRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyBatchResponse:
-        if len(request.requests) > MAX_BATCH:
+        count = len(request.requests)
+        if count > MAX_BATCH:
             abort_invalid(
                 context,
                 [
                     FieldViolation(
-                        "requests",
-                        f"{len(request.requests)} requests exceed the batch limit of {MAX_BATCH}",
+                        "requests", f"{count} requests exceed the batch limit of {MAX_BATCH}"
                     )
                 ],
             )
@@ -94,10 +106,17 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 violations += exc.violations
         if violations:
             abort_invalid(context, violations)
+        results: list[Classification] = []
+        for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
+            if i % DEADLINE_CHECK_EVERY == 0:
+                _give_up_when_expired(context, f"after {i} of {count} answers")
+            results.append(_classify(ruleset, descriptor, item.explain))
+        for descriptor, result in zip(descriptors, results, strict=True):
+            self._observe(descriptor, result)
         return pb.ClassifyBatchResponse(
             responses=[
-                _answer(ruleset, d, item.explain)
-                for d, item in zip(descriptors, request.requests, strict=True)
+                convert.response_from_classification(r, d)
+                for d, r in zip(descriptors, results, strict=True)
             ]
         )
 
@@ -105,18 +124,33 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ClassifyResponse]:
         for i, request in enumerate(request_iterator):
+            ruleset = self.holder.current
             descriptor = _descriptor(request, f"stream[{i}].descriptor", context)
-            yield _answer(self.holder.current, descriptor, request.explain)
+            result = _classify(ruleset, descriptor, request.explain)
+            self._observe(descriptor, result)
+            yield convert.response_from_classification(result, descriptor)
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
     ) -> pb.RulesetInfo:
-        return convert.ruleset_info(self.holder.current)
+        return convert.ruleset_info(self.holder, self.candidate)
 
     def ListClasses(
         self, request: pb.ListClassesRequest, context: grpc.ServicerContext
     ) -> pb.ListClassesResponse:
         return convert.list_classes(self.holder.current)
+
+    def _observe(self, descriptor: Descriptor, result: Classification) -> None:
+        for observer in self.observers:
+            observer.classified(descriptor, result)
+
+
+def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
+    """Stop working for a caller that stopped waiting."""
+    if context.time_remaining() <= 0:
+        context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline expired {progress}")
+    if not context.is_active():
+        context.abort(grpc.StatusCode.CANCELLED, f"the call was cancelled {progress}")
 
 
 def _checked(request: pb.ClassifyRequest, field: str) -> Descriptor:
@@ -134,9 +168,5 @@ def _descriptor(
         abort_invalid(context, exc.violations)
 
 
-def _answer(
-    ruleset: Ruleset, descriptor: Descriptor, want_explanation: bool
-) -> pb.ClassifyResponse:
-    if want_explanation:
-        return convert.response_from_classification(explain(ruleset, descriptor), descriptor)
-    return convert.response_from_classification(classify(ruleset, descriptor))
+def _classify(ruleset: Ruleset, descriptor: Descriptor, want_explanation: bool) -> Classification:
+    return explain(ruleset, descriptor) if want_explanation else classify(ruleset, descriptor)

@@ -47,6 +47,13 @@ class UnknownReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     UNKNOWN_REASON_UNSPECIFIED: _ClassVar[UnknownReason]
     UNKNOWN_REASON_NO_MATCH: _ClassVar[UnknownReason]
     UNKNOWN_REASON_CONFLICT: _ClassVar[UnknownReason]
+
+class ReloadResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    RELOAD_RESULT_UNSPECIFIED: _ClassVar[ReloadResult]
+    RELOAD_RESULT_RELOADED: _ClassVar[ReloadResult]
+    RELOAD_RESULT_UNCHANGED: _ClassVar[ReloadResult]
+    RELOAD_RESULT_FAILED: _ClassVar[ReloadResult]
 RUN_ERROR_CLASS_UNKNOWN: RunErrorClass
 RUN_ERROR_CLASS_PROVIDER_ERROR: RunErrorClass
 RUN_ERROR_CLASS_PROVIDER_UNAVAILABLE: RunErrorClass
@@ -76,6 +83,10 @@ RUN_EFFECT_CONTINUE: RunEffect
 UNKNOWN_REASON_UNSPECIFIED: UnknownReason
 UNKNOWN_REASON_NO_MATCH: UnknownReason
 UNKNOWN_REASON_CONFLICT: UnknownReason
+RELOAD_RESULT_UNSPECIFIED: ReloadResult
+RELOAD_RESULT_RELOADED: ReloadResult
+RELOAD_RESULT_UNCHANGED: ReloadResult
+RELOAD_RESULT_FAILED: ReloadResult
 
 class Cause(_message.Message):
     __slots__ = ("type", "supertypes", "http_status", "grpc_status", "code", "message")
@@ -241,7 +252,7 @@ class GetRulesetRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RulesetInfo(_message.Message):
-    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description")
+    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
@@ -249,6 +260,8 @@ class RulesetInfo(_message.Message):
     LOADED_AT_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    LAST_RELOAD_FIELD_NUMBER: _ClassVar[int]
+    CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     digest: str
@@ -256,7 +269,21 @@ class RulesetInfo(_message.Message):
     loaded_at: str
     source: str
     description: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    last_reload: ReloadStatus
+    candidate: RulesetInfo
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ...) -> None: ...
+
+class ReloadStatus(_message.Message):
+    __slots__ = ("result", "at", "trigger", "error")
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    AT_FIELD_NUMBER: _ClassVar[int]
+    TRIGGER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    result: ReloadResult
+    at: str
+    trigger: str
+    error: str
+    def __init__(self, result: _Optional[_Union[ReloadResult, str]] = ..., at: _Optional[str] = ..., trigger: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ListClassesRequest(_message.Message):
     __slots__ = ()

@@ -76,7 +76,8 @@ class ErrorClassifierServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ClassifyBatch(self, request, context):
-        """Classifies many descriptors; answers come back in request order.
+        """Classifies many descriptors; answers come back in request order. The
+        whole batch is answered by one ruleset, even while a reload swaps rules.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -84,6 +85,8 @@ class ErrorClassifierServicer:
 
     def ClassifyStream(self, request_iterator, context):
         """Classifies a stream of descriptors; one answer per request, in order.
+        Each answer names the ruleset that decided it: a reload during a long
+        stream changes the ruleset from the next message on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,0 +1,125 @@
+"""The HTTP side port (`--metrics-addr`): metrics for Prometheus, probes, and reload.
+
+    GET  /metrics    Prometheus text format
+    GET  /-/healthy  200 while the process runs
+    GET  /-/ready    200 while serving, 503 once shutdown has begun
+    POST /-/reload   reload the rules now (only with --enable-reload-endpoint);
+                     200 with each ruleset's reload status as JSON, 500 when one failed
+
+Kept off the gRPC port so that scraping and probing never compete with
+classification, and so that neither needs a client certificate under mTLS.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, make_wsgi_app
+
+from classifier.server.holder import ReloadStatus
+
+Ready = Callable[[], bool]
+Reload = Callable[[str], Mapping[str, ReloadStatus]]
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """`host:port` (or `[v6]:port`) into its parts; ValueError when it is neither."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"{address!r} is not host:port")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """Access logs would drown the structured log; Prometheus scrapes every few seconds."""
+
+
+def _status_dict(status: ReloadStatus) -> dict[str, Any]:
+    return {
+        "result": status.result.value,
+        "at": status.at,
+        "trigger": status.trigger,
+        "error": status.error,
+    }
+
+
+def admin_app(registry: CollectorRegistry, ready: Ready, reload: Reload | None) -> Any:
+    """The WSGI application behind the side port."""
+    metrics = make_wsgi_app(registry)
+
+    def reply(start: StartResponse, status: str, body: str, kind: str) -> Iterable[bytes]:
+        data = body.encode()
+        start(status, [("Content-Type", kind), ("Content-Length", str(len(data)))])
+        return [data]
+
+    def app(environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
+        path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
+        text = "text/plain; charset=utf-8"
+        if path == "/metrics":
+            result: Iterable[bytes] = metrics(environ, start)
+            return result
+        if path == "/-/healthy":
+            return reply(start, "200 OK", "healthy\n", text)
+        if path == "/-/ready":
+            if ready():
+                return reply(start, "200 OK", "ready\n", text)
+            return reply(start, "503 Service Unavailable", "shutting down\n", text)
+        if path == "/-/reload":
+            if reload is None:
+                disabled = "reload endpoint disabled (--enable-reload-endpoint)\n"
+                return reply(start, "403 Forbidden", disabled, text)
+            if method != "POST":
+                return reply(start, "405 Method Not Allowed", "use POST\n", text)
+            statuses = reload("admin")
+            code = "200 OK" if all(s.ok for s in statuses.values()) else "500 Internal Server Error"
+            body = json.dumps({role: _status_dict(s) for role, s in statuses.items()}, indent=2)
+            return reply(start, code, body + "\n", "application/json")
+        return reply(start, "404 Not Found", "not found\n", text)
+
+    return app
+
+
+class AdminServer:
+    """The side port's HTTP server, on its own threads."""
+
+    def __init__(
+        self, address: str, registry: CollectorRegistry, *, ready: Ready, reload: Reload | None
+    ) -> None:
+        host, port = split_address(address)
+        server_class = _Server6 if ":" in host else _Server
+        self._httpd = make_server(
+            host, port, admin_app(registry, ready, reload), server_class, _Quiet
+        )
+        self.host = host
+        self.port: int = self._httpd.server_port
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="admin-http", daemon=True
+        )
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

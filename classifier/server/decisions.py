@@ -1,0 +1,115 @@
+"""The decision log: one JSON line per answer, for replay with `classifier diff`.
+
+Each line is an object with the normalised descriptor under `descriptor`
+(in the descriptor-file shape, `classifier.explain.descriptor_dict`), the
+`answer` as `classifier classify --format json` prints it, the
+`ruleset_version` that decided, and `ts`:
+
+    {"ts": "2026-11-29T12:00:00.123Z", "ruleset_version": "0.1.0",
+     "descriptor": {"type": "openai.RateLimitError", "http_status": 429, ...},
+     "answer": {"class": "RateLimited", "rule": "http.provider-429", ...}}
+
+Calls only enqueue; one writer thread serialises and writes, rotating the
+file at a size cap (`RotatingFileHandler`: FILE, FILE.1, ... FILE.N). When
+the writer falls behind, lines are dropped and counted rather than slowing
+an answer down.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import queue
+from pathlib import Path
+from typing import Any
+
+from classifier.descriptor import Descriptor
+from classifier.engine import Classification
+from classifier.explain import classification_dict, descriptor_dict
+from classifier.server.log import utc_now
+from classifier.server.metrics import Metrics
+from classifier.taxonomy import ErrorClass
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_BACKUPS = 3
+QUEUE_SIZE = 10_000
+
+
+def answer_dict(c: Classification) -> dict[str, Any]:
+    """The answer as `classifier classify --format json` prints it, without an explanation."""
+    out = classification_dict(c)
+    out.pop("explanation", None)
+    return out
+
+
+def decision_line(ts: str, descriptor: Descriptor, c: Classification) -> str:
+    record = {
+        "ts": ts,
+        "ruleset_version": c.ruleset_version,
+        "descriptor": descriptor_dict(descriptor),
+        "answer": answer_dict(c),
+    }
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Writer(logging.handlers.QueueListener):
+    """Turns queued decisions into log records in the writer thread, not the caller's."""
+
+    def prepare(self, item: Any) -> logging.LogRecord:
+        return logging.makeLogRecord({"msg": decision_line(*item), "levelno": logging.INFO})
+
+    def enqueue_sentinel(self) -> None:
+        self.queue.put(self._sentinel)  # type: ignore[attr-defined]  # wait for room: never lose the stop
+
+
+class DecisionLog:
+    """Writes a line for every answer (or, with unknown_only, every Unknown)."""
+
+    def __init__(
+        self,
+        path: Path,
+        metrics: Metrics,
+        *,
+        unknown_only: bool = False,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        backups: int = DEFAULT_BACKUPS,
+        queue_size: int = QUEUE_SIZE,
+    ) -> None:
+        self.path = path
+        self.unknown_only = unknown_only
+        self.metrics = metrics
+        self._queue: queue.Queue[Any] = queue.Queue(queue_size)
+        self._file = logging.handlers.RotatingFileHandler(
+            path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+        )
+        self._file.setFormatter(_Counted(metrics))
+        self._writer = _Writer(self._queue, self._file)
+
+    def start(self) -> None:
+        self._writer.start()
+
+    def close(self) -> None:
+        """Write what is queued, then close the file."""
+        self._writer.stop()
+        self._file.close()
+
+    def classified(self, descriptor: Descriptor, result: Classification) -> None:
+        if self.unknown_only and result.error_class is not ErrorClass.Unknown:
+            return
+        try:
+            self._queue.put_nowait((utc_now(), descriptor, result))
+        except queue.Full:
+            self.metrics.decision_log_dropped.inc()
+
+
+class _Counted(logging.Formatter):
+    """The line as is (no level or time prefix), counted as it is written."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__("%(message)s")
+        self.metrics = metrics
+
+    def format(self, record: logging.LogRecord) -> str:
+        self.metrics.decision_log_lines.inc()
+        return record.getMessage()

@@ -1,0 +1,47 @@
+"""The serving ruleset and the outcome of the last attempt to replace it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+
+from classifier.errors import Diagnostic
+from classifier.ruleset import Ruleset
+
+
+class ReloadResult(StrEnum):
+    reloaded = "reloaded"
+    unchanged = "unchanged"
+    failed = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadStatus:
+    """One reload attempt: what it did, when, what started it, and why it failed."""
+
+    result: ReloadResult
+    at: str
+    trigger: str
+    diagnostics: tuple[Diagnostic, ...] = ()
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not ReloadResult.failed
+
+
+class RulesetHolder:
+    """The serving ruleset. Readers take `current` once per request, so every answer
+    comes from one ruleset even while a reload swaps in another."""
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self._lock = threading.Lock()
+        self.current = ruleset
+        self.last_reload: ReloadStatus | None = None
+
+    def swap(self, ruleset: Ruleset) -> Ruleset:
+        """Replace the serving ruleset in one reference assignment; return the old one."""
+        with self._lock:
+            old, self.current = self.current, ruleset
+        return old

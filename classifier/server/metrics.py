@@ -1,0 +1,166 @@
+"""Prometheus metrics: what the service answered, how fast, and which rules are serving.
+
+Each server owns its registry (no global state), so several servers can run
+in one process, as the tests do. The share of Unknown is a ratio of rates of
+two counters, computed where it is read:
+
+    sum(rate(errorclass_unknown_total[5m]))
+      / sum(rate(errorclass_classifications_total[5m]))
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from classifier.descriptor import Descriptor
+from classifier.engine import Classification
+from classifier.ruleset import Ruleset
+from classifier.server.holder import ReloadStatus
+from classifier.taxonomy import ErrorClass, UnknownReason
+
+LATENCY_BUCKETS = (
+    0.0001,
+    0.00025,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+)
+
+
+class Metrics:
+    """Every instrument the service reports, in one registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.classifications = Counter(
+            "errorclass_classifications",
+            "Answers given, by class, deciding rule (empty for Unknown) and descriptor origin.",
+            ("class", "rule", "origin"),
+            registry=r,
+        )
+        self.unknown = Counter(
+            "errorclass_unknown",
+            "Unknown answers, by reason: no_match (no rule covers it) or conflict.",
+            ("reason",),
+            registry=r,
+        )
+        self.rpc_duration = Histogram(
+            "errorclass_rpc_duration_seconds",
+            "Time to answer, by RPC; for ClassifyStream, per message.",
+            ("rpc",),
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.rpcs = Counter(
+            "errorclass_rpcs",
+            "RPCs finished, by RPC and gRPC status code.",
+            ("rpc", "code"),
+            registry=r,
+        )
+        self.in_flight = Gauge(
+            "errorclass_rpcs_in_flight",
+            "RPCs being served now, open streams included.",
+            ("rpc",),
+            registry=r,
+        )
+        self.reloads = Counter(
+            "errorclass_reloads",
+            "Reload attempts, by ruleset role (active, candidate) and result "
+            "(reloaded, unchanged, failed).",
+            ("role", "result"),
+            registry=r,
+        )
+        self.reload_last_success = Gauge(
+            "errorclass_reload_last_success",
+            "1 when the last reload attempt left the folder's rules serving, "
+            "0 when it failed and older rules are serving.",
+            ("role",),
+            registry=r,
+        )
+        self.reload_last_time = Gauge(
+            "errorclass_reload_last_timestamp_seconds",
+            "When the last reload attempt was made, in Unix seconds.",
+            ("role",),
+            registry=r,
+        )
+        self.ruleset_info = Gauge(
+            "errorclass_ruleset_info",
+            "The serving ruleset (always 1), by role, name, version and digest.",
+            ("role", "name", "version", "digest"),
+            registry=r,
+        )
+        self.ruleset_rules = Gauge(
+            "errorclass_ruleset_rules",
+            "Rules in the serving ruleset, by role.",
+            ("role",),
+            registry=r,
+        )
+        self.shadow_comparisons = Counter(
+            "errorclass_shadow_comparisons",
+            "Requests also classified under the candidate ruleset.",
+            registry=r,
+        )
+        self.shadow_disagreements = Counter(
+            "errorclass_shadow_disagreements",
+            "Requests the candidate ruleset would answer differently (class, effect, "
+            "retryable or action), by active and candidate class and rule.",
+            ("active_class", "candidate_class", "active_rule", "candidate_rule"),
+            registry=r,
+        )
+        self.decision_log_lines = Counter(
+            "errorclass_decision_log_lines",
+            "Lines written to the decision log.",
+            registry=r,
+        )
+        self.decision_log_dropped = Counter(
+            "errorclass_decision_log_dropped",
+            "Decision log lines dropped because the writer fell behind.",
+            registry=r,
+        )
+        for reason in (UnknownReason.no_match, UnknownReason.conflict):
+            self.unknown.labels(reason.name)  # 0 from the start: the share is 0, not absent
+
+    def classified(self, descriptor: Descriptor, result: Classification) -> None:
+        self.classifications.labels(
+            result.error_class.name, result.rule_id, descriptor.origin.name
+        ).inc()
+        if result.error_class is ErrorClass.Unknown:
+            self.unknown.labels(result.unknown_reason.name).inc()
+
+    def serving(self, role: str, ruleset: Ruleset) -> None:
+        """Record which ruleset serves in `role` (replacing the previous one's info)."""
+        for labels in list(self._info_labels(role)):
+            self.ruleset_info.remove(*labels)
+        self.ruleset_info.labels(role, ruleset.name, ruleset.version, ruleset.digest).set(1)
+        self.ruleset_rules.labels(role).set(len(ruleset.rules))
+        self.reload_last_success.labels(role).set(1)
+
+    def reloaded(self, role: str, status: ReloadStatus, serving: Ruleset) -> None:
+        """A Reloader listener: count the attempt and show what serves now."""
+        self.reloads.labels(role, status.result.value).inc()
+        self.reload_last_time.labels(role).set(time.time())
+        self.serving(role, serving)
+        self.reload_last_success.labels(role).set(1 if status.ok else 0)
+
+    def rpc_finished(self, rpc: str, code: str) -> None:
+        self.rpcs.labels(rpc, code).inc()
+
+    def _info_labels(self, role: str) -> list[tuple[str, ...]]:
+        return [
+            (s.labels["role"], s.labels["name"], s.labels["version"], s.labels["digest"])
+            for metric in self.ruleset_info.collect()
+            for s in metric.samples
+            if s.labels["role"] == role
+        ]

@@ -1,0 +1,189 @@
+"""Hot reload: a changed rules folder replaces the serving ruleset only when it is whole.
+
+A reload loads and compiles the folder in full (and, under `--strict`, lints
+it) before one atomic swap, so in-flight calls finish on the ruleset they
+started with and a broken change never serves: the old ruleset stays, the
+error is logged with `file:line:col`, and the holder's `last_reload` says why.
+Reloads start from a file watcher, SIGHUP, or the admin endpoint; they are
+serialised, so two triggers never race to swap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import watchfiles
+
+from classifier.compiler import load_ruleset
+from classifier.errors import Diagnostic, RulesetError
+from classifier.ruleset import Ruleset
+from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.log import log, utc_now
+
+Check = Callable[[Ruleset], Sequence[Diagnostic]]
+"""Findings that make a compiled ruleset unfit to serve (under `--strict`: lint warnings)."""
+
+Listener = Callable[[str, ReloadStatus, Ruleset], None]
+"""Told (role, status, serving ruleset) after every attempt, e.g. to update metrics."""
+
+MAX_ERROR_LINES = 50
+WATCH_DEBOUNCE_MS = 1600
+WATCH_STEP_MS = 50
+WATCH_RETRY_SECONDS = 1.0
+
+
+def strict_check() -> Check:
+    """The linter, whose warnings `--strict` makes fatal (classifier.lint, issue 3)."""
+    try:
+        lint: Check = importlib.import_module("classifier.lint").lint
+    except (ImportError, AttributeError) as exc:
+        raise RuntimeError(
+            "--strict needs the linter (classifier.lint.lint), which this build lacks"
+        ) from exc
+    return lint
+
+
+def render_error(diagnostics: Sequence[Diagnostic]) -> str:
+    lines = [d.render() for d in diagnostics[:MAX_ERROR_LINES]]
+    if len(diagnostics) > MAX_ERROR_LINES:
+        lines.append(f"... and {len(diagnostics) - MAX_ERROR_LINES} more")
+    return "\n".join(lines)
+
+
+def load_checked(path: Path, check: Check | None) -> Ruleset:
+    """Load and compile a folder; with a check, its findings are errors too."""
+    ruleset = load_ruleset(path)
+    if check is not None and (findings := list(check(ruleset))):
+        raise RulesetError(findings)
+    return ruleset
+
+
+class Reloader:
+    """Reloads one folder into one holder ("active" or "candidate")."""
+
+    def __init__(
+        self,
+        path: Path,
+        holder: RulesetHolder,
+        *,
+        role: str = "active",
+        check: Check | None = None,
+        listeners: Sequence[Listener] = (),
+    ) -> None:
+        self.path = path
+        self.holder = holder
+        self.role = role
+        self.check = check
+        self.listeners = list(listeners)
+        self._lock = threading.Lock()
+
+    def reload(self, trigger: str) -> ReloadStatus:
+        """Load the folder in full; swap it in if it is whole and new; never raise."""
+        with self._lock:
+            status = self._attempt(trigger)
+            self.holder.last_reload = status
+            serving = self.holder.current
+            self._log(status, serving)
+            for listener in self.listeners:
+                listener(self.role, status, serving)
+            return status
+
+    def _attempt(self, trigger: str) -> ReloadStatus:
+        at = utc_now()
+        try:
+            ruleset = load_checked(self.path, self.check)
+        except RulesetError as exc:
+            found = tuple(exc.diagnostics)
+            return ReloadStatus(ReloadResult.failed, at, trigger, found, render_error(found))
+        except Exception as exc:  # a reload must never take the server down with it
+            return ReloadStatus(ReloadResult.failed, at, trigger, (), f"{self.path}: {exc!r}")
+        if ruleset.digest == self.holder.current.digest:
+            return ReloadStatus(ReloadResult.unchanged, at, trigger)
+        self.holder.swap(ruleset)
+        return ReloadStatus(ReloadResult.reloaded, at, trigger)
+
+    def _log(self, status: ReloadStatus, serving: Ruleset) -> None:
+        fields: dict[str, Any] = {
+            "role": self.role,
+            "trigger": status.trigger,
+            "result": status.result.value,
+            "version": serving.version,
+            "digest": serving.digest,
+            "rules": len(serving.rules),
+        }
+        if status.ok:
+            log("reload", **fields)
+        else:
+            log(
+                "reload",
+                level="error",
+                **fields,
+                source=str(self.path),
+                error=status.error,
+                diagnostics=[d.render() for d in status.diagnostics[:MAX_ERROR_LINES]],
+            )
+
+
+class RulesWatcher:
+    """A thread that reloads a folder whenever anything in it changes.
+
+    Every change counts, hidden entries included: a Kubernetes ConfigMap
+    update touches only the hidden `..data` link, which it swaps to a new
+    folder in one rename. A change that leaves the loaded content as it was
+    is a reload with result `unchanged`.
+    """
+
+    def __init__(
+        self,
+        reloader: Reloader,
+        *,
+        debounce_ms: int = WATCH_DEBOUNCE_MS,
+        step_ms: int = WATCH_STEP_MS,
+        force_polling: bool | None = None,
+    ) -> None:
+        self.reloader = reloader
+        self.debounce_ms = debounce_ms
+        self.step_ms = step_ms
+        self.force_polling = force_polling
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"watch-{reloader.role}", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        missed = False
+        while not self._stop.is_set():
+            if missed:  # changes made while the watch was down would go unseen
+                self.reloader.reload("watch")
+            try:
+                for _changes in watchfiles.watch(
+                    self.reloader.path,
+                    watch_filter=None,
+                    debounce=self.debounce_ms,
+                    step=self.step_ms,
+                    stop_event=self._stop,
+                    force_polling=self.force_polling,
+                    raise_interrupt=False,
+                ):
+                    self.reloader.reload("watch")
+            except Exception as exc:  # the folder may vanish and come back; keep watching
+                log(
+                    "watch_error",
+                    level="error",
+                    role=self.reloader.role,
+                    source=str(self.reloader.path),
+                    error=repr(exc),
+                )
+                missed = True
+                self._stop.wait(WATCH_RETRY_SECONDS)

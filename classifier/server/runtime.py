@@ -1,0 +1,230 @@
+"""`classifier serve` assembled: the gRPC server, hot reload, the shadow, the decision
+log and the HTTP side port, started and stopped in the right order.
+
+`App` does no signal handling, so tests run it in-process; `serve` adds the
+signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from classifier.ruleset import Ruleset
+from classifier.server.admin import AdminServer
+from classifier.server.app import (
+    DEFAULT_ADDRESS,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_THREADS,
+    Server,
+    ServerLimits,
+    create_server,
+)
+from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
+from classifier.server.holder import ReloadStatus, RulesetHolder
+from classifier.server.log import log
+from classifier.server.metrics import Metrics
+from classifier.server.reload import (
+    WATCH_DEBOUNCE_MS,
+    Check,
+    Reloader,
+    RulesWatcher,
+    load_checked,
+    strict_check,
+)
+from classifier.server.service import Observer
+from classifier.server.shadow import DEFAULT_EXAMPLES, Shadow
+from classifier.server.tls import TlsFiles
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Everything `classifier serve` can be told (its flags, one field each)."""
+
+    rules: Path
+    address: str = DEFAULT_ADDRESS
+    candidate: Path | None = None
+    threads: int = DEFAULT_THREADS
+    grace: float = DEFAULT_GRACE_SECONDS
+    watch: bool = True
+    watch_debounce_ms: int = WATCH_DEBOUNCE_MS
+    strict: bool = False
+    metrics_address: str | None = None
+    reload_endpoint: bool = False
+    decision_log: Path | None = None
+    decision_log_unknown_only: bool = False
+    decision_log_max_bytes: int = DEFAULT_MAX_BYTES
+    decision_log_backups: int = DEFAULT_BACKUPS
+    shadow_examples: int = DEFAULT_EXAMPLES
+    tls: TlsFiles | None = None
+    limits: ServerLimits = field(default_factory=ServerLimits)
+
+
+class App:
+    """A configured service, bound to its ports but not yet started.
+
+    Raises RulesetError when the rules (or the candidate) do not load, OSError
+    when a port cannot be bound or a file opened, ValueError for bad TLS files.
+    """
+
+    def __init__(self, config: ServeConfig, *, check: Check | None = None) -> None:
+        self.config = config
+        if check is None and config.strict:
+            check = strict_check()
+        self.metrics = Metrics()
+        self.active = RulesetHolder(load_checked(config.rules, check))
+        self.candidate = (
+            RulesetHolder(load_checked(config.candidate, check)) if config.candidate else None
+        )
+        self.decisions = (
+            DecisionLog(
+                config.decision_log,
+                self.metrics,
+                unknown_only=config.decision_log_unknown_only,
+                max_bytes=config.decision_log_max_bytes,
+                backups=config.decision_log_backups,
+            )
+            if config.decision_log
+            else None
+        )
+        try:
+            self._assemble(config, check)
+        except BaseException:
+            if self.decisions is not None:
+                self.decisions.close()
+            raise
+
+    def _assemble(self, config: ServeConfig, check: Check | None) -> None:
+        observers: list[Observer] = []
+        if self.candidate is not None:
+            observers.append(Shadow(self.candidate, self.metrics, examples=config.shadow_examples))
+        if self.decisions is not None:
+            observers.append(self.decisions)
+        self.server: Server = create_server(
+            self.active,
+            config.address,
+            threads=config.threads,
+            candidate=self.candidate,
+            observers=observers,
+            metrics=self.metrics,
+            tls=config.tls,
+            limits=config.limits,
+        )
+        self.reloaders = [self._reloader(config.rules, self.active, "active", check)]
+        if config.candidate and self.candidate:
+            self.reloaders.append(
+                self._reloader(config.candidate, self.candidate, "candidate", check)
+            )
+        self.watchers = (
+            [RulesWatcher(r, debounce_ms=config.watch_debounce_ms) for r in self.reloaders]
+            if config.watch
+            else []
+        )
+        try:
+            self.admin = (
+                AdminServer(
+                    config.metrics_address,
+                    self.metrics.registry,
+                    ready=lambda: self.server.ready,
+                    reload=self.reload if config.reload_endpoint else None,
+                )
+                if config.metrics_address
+                else None
+            )
+        except BaseException:
+            self.server.grpc_server.stop(None)
+            raise
+
+    def _reloader(
+        self, path: Path, holder: RulesetHolder, role: str, check: Check | None
+    ) -> Reloader:
+        self.metrics.serving(role, holder.current)
+        return Reloader(path, holder, role=role, check=check, listeners=[self.metrics.reloaded])
+
+    @property
+    def address(self) -> str:
+        host = self.config.address.rsplit(":", 1)[0]
+        return f"{host}:{self.server.port}"
+
+    def start(self) -> None:
+        if self.decisions is not None:
+            self.decisions.start()
+        self.server.start()
+        if self.admin is not None:
+            self.admin.start()
+        log("start", **self._describe())
+        for watcher in self.watchers:
+            watcher.start()
+
+    def reload(self, trigger: str) -> dict[str, ReloadStatus]:
+        """Reload every ruleset folder now; each keeps serving its old rules if it fails."""
+        return {r.role: r.reload(trigger) for r in self.reloaders}
+
+    def stop(self, grace: float | None = None) -> None:
+        """Refuse new calls, let in-flight ones finish within `grace`, then close the rest."""
+        for watcher in self.watchers:
+            watcher.stop()
+        self.server.stop(self.config.grace if grace is None else grace)
+        if self.decisions is not None:
+            self.decisions.close()
+        if self.admin is not None:
+            self.admin.stop()
+
+    def _describe(self) -> dict[str, Any]:
+        def summary(r: Ruleset) -> dict[str, object]:
+            return {
+                "name": r.name,
+                "version": r.version,
+                "digest": r.digest,
+                "rules": len(r.rules),
+                "source": r.source,
+            }
+
+        active = self.active.current
+        tls = self.config.tls
+        out: dict[str, object] = {
+            "address": self.address,
+            "ruleset": active.name,
+            "version": active.version,
+            "digest": active.digest,
+            "rules": len(active.rules),
+            "source": active.source,
+            "tls": "mutual" if tls and tls.client_ca else "on" if tls else "off",
+            "watch": self.config.watch,
+            "strict": self.config.strict,
+        }
+        if self.candidate is not None:
+            out["candidate"] = summary(self.candidate.current)
+        if self.admin is not None:
+            out["metrics_address"] = self.admin.address
+        if self.decisions is not None:
+            out["decision_log"] = str(self.decisions.path)
+        return out
+
+
+def serve(config: ServeConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
+
+    SIGHUP reloads the rules (on a thread of its own: a handler must not block).
+    """
+    app = App(config)
+    stopping = threading.Event()
+
+    def on_stop(signum: int, _frame: FrameType | None) -> None:
+        log("shutdown", signal=signal.Signals(signum).name, grace_seconds=config.grace)
+        stopping.set()
+
+    def on_reload(_signum: int, _frame: FrameType | None) -> None:
+        threading.Thread(target=app.reload, args=("signal",), name="reload", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, on_reload)
+    app.start()
+    stopping.wait()
+    app.stop()
+    log("stopped")

@@ -1,0 +1,84 @@
+"""Shadow a candidate ruleset: classify every request under it too, answer with the
+active one only, and count where the two would answer differently.
+
+An author sees what promoting the candidate would change on real traffic:
+metrics count every disagreement by (active class, candidate class, active
+rule, candidate rule), and the log keeps a few examples of each, each line
+an object with a `descriptor` key, so the log is itself a corpus
+`classifier diff` can replay. Examples are bounded per disagreement and in
+kinds, and start afresh whenever either ruleset changes.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from classifier.descriptor import Descriptor
+from classifier.engine import Classification, classify
+from classifier.explain import descriptor_dict
+from classifier.server.decisions import answer_dict
+from classifier.server.holder import RulesetHolder
+from classifier.server.log import log
+from classifier.server.metrics import Metrics
+
+DEFAULT_EXAMPLES = 5
+MAX_KINDS = 1000
+
+Kind = tuple[str, str, str, str]
+
+
+def answers_differ(a: Classification, b: Classification) -> bool:
+    """Whether a runtime would act differently on b than on a."""
+    return (a.error_class, a.effect, a.retryable, a.action.id) != (
+        b.error_class,
+        b.effect,
+        b.retryable,
+        b.action.id,
+    )
+
+
+class Shadow:
+    """Compares every answer with what the candidate in `holder` would say."""
+
+    def __init__(
+        self, holder: RulesetHolder, metrics: Metrics, *, examples: int = DEFAULT_EXAMPLES
+    ) -> None:
+        self.holder = holder
+        self.metrics = metrics
+        self.examples = examples
+        self._lock = threading.Lock()
+        self._logged: dict[Kind, int] = {}
+        self._digests = ("", "")
+
+    def classified(self, descriptor: Descriptor, active: Classification) -> None:
+        candidate_rules = self.holder.current
+        candidate = classify(candidate_rules, descriptor)
+        self.metrics.shadow_comparisons.inc()
+        if not answers_differ(active, candidate):
+            return
+        kind = (
+            active.error_class.name,
+            candidate.error_class.name,
+            active.rule_id,
+            candidate.rule_id,
+        )
+        self.metrics.shadow_disagreements.labels(*kind).inc()
+        if self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest)):
+            log(
+                "shadow_disagreement",
+                level="warning",
+                descriptor=descriptor_dict(descriptor),
+                active=answer_dict(active),
+                candidate=answer_dict(candidate),
+            )
+
+    def _take_example(self, kind: Kind, digests: tuple[str, str]) -> bool:
+        with self._lock:
+            if digests != self._digests:
+                self._digests = digests
+                self._logged.clear()
+            seen = self._logged.get(kind, 0)
+            if seen >= self.examples or (seen == 0 and len(self._logged) >= MAX_KINDS):
+                return False
+            self._logged[kind] = seen + 1
+            return True
