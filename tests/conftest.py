@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Iterator
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 
 from classifier import Ruleset, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.server import Server, create_server
+from classifier.server import App, ServeConfig, Server, create_server
 from tests.support import BUNDLED_RULES, MANIFEST, MakeRuleset
 
 
@@ -63,3 +66,56 @@ def channel(server: Server) -> Iterator[grpc.Channel]:
 @pytest.fixture(scope="session")
 def stub(channel: grpc.Channel) -> pb_grpc.ErrorClassifierStub:
     return pb_grpc.ErrorClassifierStub(channel)
+
+
+class Running:
+    """An App started for a test, a channel to it, and ways to read its metrics."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.channel = grpc.insecure_channel(app.address)
+        self.stub = pb_grpc.ErrorClassifierStub(self.channel)
+
+    def metric(self, sample: str, /, **labels: str) -> float:
+        """A sample's value from the registry (0 when the series does not exist yet)."""
+        value = self.app.metrics.registry.get_sample_value(sample, labels)
+        return 0.0 if value is None else value
+
+    def http(self, path: str, method: str = "GET") -> tuple[int, str]:
+        """Status and body of a request to the HTTP side port."""
+        assert self.app.admin is not None
+        request = urllib.request.Request(f"http://{self.app.admin.address}{path}", method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+    def close(self) -> None:
+        self.channel.close()
+        self.app.stop(grace=0)
+
+
+StartApp = Callable[..., Running]
+
+
+@pytest.fixture
+def start_app() -> Iterator[StartApp]:
+    """Start `classifier serve` in-process on free loopback ports (gRPC and HTTP)."""
+    running: list[Running] = []
+
+    def start(rules: Path, **overrides: Any) -> Running:
+        settings: dict[str, Any] = {
+            "address": "127.0.0.1:0",
+            "metrics_address": "127.0.0.1:0",
+            "watch_debounce_ms": 400,
+        }
+        settings.update(overrides)
+        app = App(ServeConfig(rules=rules, **settings))
+        app.start()
+        running.append(Running(app))
+        return running[-1]
+
+    yield start
+    for r in running:
+        r.close()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,3 +14,79 @@ MANIFEST = "name: test\nversion: 1.0.0\n"
 
 MakeRuleset = Callable[..., Path]
 """make_ruleset(files, *, manifest=..., name=...) -> the ruleset folder it wrote."""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace a file in one rename, as editors and deploy tools do: never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 10.0) -> None:
+    """Poll until predicate() is true; fail the test when timeout passes first."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not true within {timeout}s: {predicate}")
+        time.sleep(0.02)
+
+
+def ruleset_files(version: str, probe_class: str, *, extra: str = "") -> dict[str, str]:
+    """A small ruleset whose `test.Probe` rule (in a subfolder) answers probe_class."""
+    return {
+        "ruleset.yaml": f"name: probe\nversion: {version}\n",
+        "actions.yaml": (BUNDLED_RULES / "actions.yaml").read_text(),
+        "checks/probe.yaml": (
+            "rules:\n"
+            "  - id: probe\n"
+            "    when: {type: test.Probe}\n"
+            f"    class: {probe_class}\n"
+            "  - id: probe.429\n"
+            "    when: {http_status: 429}\n"
+            "    class: RateLimited\n" + extra
+        ),
+    }
+
+
+def write_folder(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        write_atomically(root / rel, text)
+    return root
+
+
+class ConfigMapVolume:
+    """A folder laid out the way kubelet mounts a ConfigMap.
+
+    Each visible entry is a link into `..data`, itself a link to a hidden,
+    timestamped folder; an update writes a new timestamped folder and swaps
+    `..data` to it in one rename, then removes the old one.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.generation = 0
+        root.mkdir(parents=True, exist_ok=True)
+
+    def publish(self, files: dict[str, str]) -> None:
+        self.generation += 1
+        new = self.root / f"..2026_11_29_12_00_00.{self.generation:06d}"
+        for rel, text in files.items():
+            (new / rel).parent.mkdir(parents=True, exist_ok=True)
+            (new / rel).write_text(text)
+        data = self.root / "..data"
+        old = data.resolve() if data.is_symlink() else None
+        tmp = self.root / "..data_tmp"
+        tmp.symlink_to(new.name)
+        os.replace(tmp, data)
+        visible = {rel.split("/")[0] for rel in files}
+        for entry in self.root.iterdir():
+            if not entry.name.startswith("..") and entry.name not in visible:
+                entry.unlink()
+        for name in visible:
+            link = self.root / name
+            if not link.is_symlink():
+                link.symlink_to(f"..data/{name}")
+        if old is not None:
+            shutil.rmtree(old)

@@ -109,7 +109,7 @@ class AdminServer:
         self.host = host
         self.port: int = self._httpd.server_port
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="admin-http", daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name="admin-http", daemon=True
         )
 
     @property

@@ -80,18 +80,19 @@ class DecisionLog:
         self.unknown_only = unknown_only
         self.metrics = metrics
         self._queue: queue.Queue[Any] = queue.Queue(queue_size)
-        self._file = logging.handlers.RotatingFileHandler(
-            path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
-        )
-        self._file.setFormatter(_Counted(metrics))
+        self._file = _CountedFile(path, metrics, max_bytes, backups)
         self._writer = _Writer(self._queue, self._file)
+        self._started = False
 
     def start(self) -> None:
         self._writer.start()
+        self._started = True
 
     def close(self) -> None:
-        """Write what is queued, then close the file."""
-        self._writer.stop()
+        """Write what is queued, then close the file (once; later calls do nothing)."""
+        if self._started:
+            self._started = False
+            self._writer.stop()
         self._file.close()
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None:
@@ -103,13 +104,13 @@ class DecisionLog:
             self.metrics.decision_log_dropped.inc()
 
 
-class _Counted(logging.Formatter):
-    """The line as is (no level or time prefix), counted as it is written."""
+class _CountedFile(logging.handlers.RotatingFileHandler):
+    """The rotating file, counting the lines it writes."""
 
-    def __init__(self, metrics: Metrics) -> None:
-        super().__init__("%(message)s")
+    def __init__(self, path: Path, metrics: Metrics, max_bytes: int, backups: int) -> None:
+        super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         self.metrics = metrics
 
-    def format(self, record: logging.LogRecord) -> str:
+    def emit(self, record: logging.LogRecord) -> None:
+        super().emit(record)
         self.metrics.decision_log_lines.inc()
-        return record.getMessage()

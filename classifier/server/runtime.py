@@ -73,6 +73,7 @@ class App:
 
     def __init__(self, config: ServeConfig, *, check: Check | None = None) -> None:
         self.config = config
+        self._stopped = False
         if check is None and config.strict:
             check = strict_check()
         self.metrics = Metrics()
@@ -165,7 +166,13 @@ class App:
         return {r.role: r.reload(trigger) for r in self.reloaders}
 
     def stop(self, grace: float | None = None) -> None:
-        """Refuse new calls, let in-flight ones finish within `grace`, then close the rest."""
+        """Refuse new calls, let in-flight ones finish within `grace`, then close the rest.
+
+        Stopping twice is harmless: the second call finds nothing left to stop.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
         for watcher in self.watchers:
             watcher.stop()
         self.server.stop(self.config.grace if grace is None else grace)

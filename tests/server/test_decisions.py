@@ -1,0 +1,129 @@
+"""The decision log: one JSON line per answer, in the shape `classifier diff` replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from classifier import load_ruleset
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.descriptor_io import descriptor_from_data
+from classifier.engine import classify
+from classifier.explain import classification_dict
+from classifier.server.convert import descriptor_from_proto
+from classifier.server.decisions import DecisionLog
+from classifier.server.metrics import Metrics
+from tests.conftest import StartApp
+from tests.support import BUNDLED_RULES
+
+DESCRIPTORS = [
+    pb.ExceptionDescriptor(
+        type="openai.RateLimitError",
+        supertypes=["openai.APIStatusError", "Exception"],
+        http_status=429,
+        origin=pb.ORIGIN_PROVIDER,
+        message="Rate limit reached for gpt-4o — please slow down",
+        provider="OpenAI",
+        attributes={"tenant": "acme"},
+    ),
+    pb.ExceptionDescriptor(
+        type="System.Threading.Tasks.TaskCanceledException",
+        supertypes=["System.OperationCanceledException", "System.SystemException"],
+        causes=[pb.Cause(type="System.TimeoutException", grpc_status=4)],
+        origin=pb.ORIGIN_PROVIDER,
+    ),
+    pb.ExceptionDescriptor(type="com.example.Weird", code="E42"),
+]
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_every_answer_is_a_line_that_replays_to_the_same_answer(
+    tmp_path: Path, start_app: StartApp
+) -> None:
+    """Each line's descriptor reads back through descriptor_from_data and classifies identically."""
+    log = tmp_path / "decisions.jsonl"
+    running = start_app(BUNDLED_RULES, watch=False, decision_log=log)
+    stub = running.stub
+    stub.Classify(pb.ClassifyRequest(descriptor=DESCRIPTORS[0], explain=True))
+    stub.ClassifyBatch(
+        pb.ClassifyBatchRequest(requests=[pb.ClassifyRequest(descriptor=d) for d in DESCRIPTORS])
+    )
+    list(stub.ClassifyStream(iter([pb.ClassifyRequest(descriptor=DESCRIPTORS[2])])))
+    running.app.stop(grace=1)
+
+    lines = _lines(log)
+    assert len(lines) == 5
+    ruleset = load_ruleset(BUNDLED_RULES)
+    sent = [DESCRIPTORS[0], *DESCRIPTORS, DESCRIPTORS[2]]
+    for line, wire in zip(lines, sent, strict=True):
+        assert set(line) == {"ts", "ruleset_version", "descriptor", "answer"}
+        assert line["ts"].endswith("Z")
+        replayed = descriptor_from_data(line["descriptor"])
+        assert replayed == descriptor_from_proto(wire)
+        expected = classification_dict(classify(ruleset, replayed))
+        assert line["answer"] == expected
+        assert line["ruleset_version"] == ruleset.version == line["answer"]["ruleset_version"]
+    assert lines[0]["descriptor"]["provider"] == "openai"
+    assert "explanation" not in lines[0]["answer"]
+    assert [ln["answer"]["class"] for ln in lines] == [
+        "RateLimited",
+        "RateLimited",
+        "Timeout",
+        "Unknown",
+        "Unknown",
+    ]
+    assert running.metric("errorclass_decision_log_lines_total") == 5
+
+
+def test_unknown_only_keeps_what_no_rule_covers(tmp_path: Path, start_app: StartApp) -> None:
+    """--decision-log-unknown-only writes only Unknown answers."""
+    log = tmp_path / "unknown.jsonl"
+    running = start_app(
+        BUNDLED_RULES, watch=False, decision_log=log, decision_log_unknown_only=True
+    )
+    for d in DESCRIPTORS * 2:
+        running.stub.Classify(pb.ClassifyRequest(descriptor=d))
+    running.app.stop(grace=1)
+    lines = _lines(log)
+    assert [ln["descriptor"]["type"] for ln in lines] == ["com.example.Weird"] * 2
+    assert {ln["answer"]["unknown_reason"] for ln in lines} == {"no_match"}
+
+
+def test_the_log_rotates_at_its_size_cap(tmp_path: Path) -> None:
+    """Past max_bytes the file rolls to FILE.1 ... FILE.N and older lines fall off; none is split."""
+    ruleset = load_ruleset(BUNDLED_RULES)
+    descriptor = descriptor_from_proto(DESCRIPTORS[2])
+    result = classify(ruleset, descriptor)
+    path = tmp_path / "d.jsonl"
+    log = DecisionLog(path, Metrics(), max_bytes=2000, backups=2)
+    log.start()
+    for _ in range(100):
+        log.classified(descriptor, result)
+    log.close()
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["d.jsonl", "d.jsonl.1", "d.jsonl.2"]
+    for name in files:
+        size = (tmp_path / name).stat().st_size
+        assert 0 < size <= 2000
+        assert all(
+            ln["descriptor"]["type"] == "com.example.Weird" for ln in _lines(tmp_path / name)
+        )
+
+
+def test_a_full_queue_drops_and_counts_instead_of_blocking(tmp_path: Path) -> None:
+    """When the writer falls behind, answers are not slowed: lines are dropped and counted."""
+    ruleset = load_ruleset(BUNDLED_RULES)
+    descriptor = descriptor_from_proto(DESCRIPTORS[2])
+    result = classify(ruleset, descriptor)
+    metrics = Metrics()
+    log = DecisionLog(tmp_path / "d.jsonl", metrics, queue_size=10)
+    for _ in range(25):  # the writer is not started, so nothing drains
+        log.classified(descriptor, result)
+    assert metrics.registry.get_sample_value("errorclass_decision_log_dropped_total") == 15
+    log.start()
+    log.close()
+    assert len(_lines(tmp_path / "d.jsonl")) == 10

@@ -1,0 +1,304 @@
+"""Limits and hostile requests: each refused with the right status naming the limit,
+deadlines honoured, abandoned streams freed, and the server serving throughout."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from classifier import limits
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.ruleset import Ruleset
+from classifier.server import ServerLimits, create_server
+from tests.conftest import Running, StartApp
+from tests.support import BUNDLED_RULES, ROOT, MakeRuleset, wait_for
+
+OK = pb.ExceptionDescriptor(type="x.Y", http_status=429, origin=pb.ORIGIN_PROVIDER)
+
+
+def _request(**fields: object) -> pb.ClassifyRequest:
+    return pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="x.Y", **fields))  # type: ignore[arg-type]
+
+
+def _refused(stub: pb_grpc.ErrorClassifierStub, request: pb.ClassifyRequest) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Classify(request, timeout=10)
+    return info.value
+
+
+@pytest.fixture
+def running(start_app: StartApp) -> Iterator[Running]:
+    r = start_app(BUNDLED_RULES, watch=False, limits=ServerLimits(max_request_bytes=256 * 1024))
+    yield r
+    assert r.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+
+
+@pytest.mark.parametrize(
+    ("request_", "field", "message"),
+    [
+        (
+            _request(supertypes=["a.B"] * (limits.MAX_SUPERTYPES + 1)),
+            "descriptor.supertypes",
+            f"65 entries exceed the limit of {limits.MAX_SUPERTYPES}",
+        ),
+        (
+            _request(causes=[pb.Cause(type="c")] * (limits.MAX_CAUSES + 1)),
+            "descriptor.causes",
+            f"33 causes exceed the limit of {limits.MAX_CAUSES}",
+        ),
+        (
+            pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="T" * 1025)),
+            "descriptor.type",
+            f"1025 characters exceed the limit of {limits.MAX_TYPE_NAME_CHARS}",
+        ),
+        (
+            _request(code="c" * 257),
+            "descriptor.code",
+            f"257 characters exceed the limit of {limits.MAX_CODE_CHARS}",
+        ),
+        (
+            _request(provider="p" * 129),
+            "descriptor.provider",
+            f"129 characters exceed the limit of {limits.MAX_LABEL_CHARS}",
+        ),
+        (
+            _request(attributes={f"k{i}": "v" for i in range(limits.MAX_ATTRIBUTES + 1)}),
+            "descriptor.attributes",
+            f"65 attributes exceed the limit of {limits.MAX_ATTRIBUTES}",
+        ),
+        (
+            _request(attributes={"k": "v" * 4097}),
+            "descriptor.attributes['k']",
+            f"value exceeds the limit of {limits.MAX_ATTRIBUTE_VALUE_CHARS} characters",
+        ),
+        (
+            _request(causes=[pb.Cause(type="c", supertypes=["s"] * 65)]),
+            "descriptor.causes[0].supertypes",
+            "65 entries exceed the limit of 64",
+        ),
+    ],
+)
+def test_a_descriptor_over_a_limit_is_invalid_argument_naming_it(
+    running: Running, request_: pb.ClassifyRequest, field: str, message: str
+) -> None:
+    """Each hard descriptor limit answers INVALID_ARGUMENT with the field and the number."""
+    err = _refused(running.stub, request_)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert f"{field}: {message}" in (err.details() or "")
+
+
+def test_a_request_over_the_size_limit_is_resource_exhausted(running: Running) -> None:
+    """gRPC refuses the bytes before parsing them and names both sizes."""
+    err = _refused(running.stub, _request(attributes={"blob": "x" * 300_000}))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert str(256 * 1024) in (err.details() or "")
+
+
+def test_a_batch_over_the_limit_is_refused_naming_it(running: Running) -> None:
+    """More than MAX_BATCH descriptors: INVALID_ARGUMENT on `requests` with the limit."""
+    batch = pb.ClassifyBatchRequest(
+        requests=[pb.ClassifyRequest(descriptor=OK)] * (limits.MAX_BATCH + 1)
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        running.stub.ClassifyBatch(batch)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "requests: 1001 requests exceed the batch limit of 1000" in (info.value.details() or "")
+    full = pb.ClassifyBatchRequest(requests=[pb.ClassifyRequest(descriptor=OK)] * limits.MAX_BATCH)
+    assert len(running.stub.ClassifyBatch(full).responses) == limits.MAX_BATCH
+
+
+def test_a_long_message_is_classified_on_its_prefix(
+    make_ruleset: MakeRuleset, start_app: StartApp
+) -> None:
+    """Never refused: a pattern sees the first MAX_MESSAGE_CHARS characters, and only those."""
+    root = make_ruleset(
+        "rules:\n  - id: needle\n    when: {message: needle}\n    class: ToolError\n"
+    )
+    stub = start_app(root, watch=False).stub
+    cut = limits.MAX_MESSAGE_CHARS
+    early = "needle" + "." * 100_000
+    late = "." * cut + "needle"
+    edge = "." * (cut - len("needle")) + "needle" + "......"
+    assert stub.Classify(_request(message=early)).class_name == "ToolError"
+    assert stub.Classify(_request(message=edge)).class_name == "ToolError"
+    answer = stub.Classify(_request(message=late, causes=[pb.Cause(type="c", message=late)]))
+    assert (answer.class_name, answer.unknown_reason) == ("Unknown", pb.UNKNOWN_REASON_NO_MATCH)
+
+
+def test_too_many_concurrent_calls_are_resource_exhausted(start_app: StartApp) -> None:
+    """Past --max-concurrent-rpcs (open streams count) a call is refused, not queued for ever."""
+    running = start_app(
+        BUNDLED_RULES, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
+    )
+    gates = [threading.Event(), threading.Event()]
+
+    def requests(gate: threading.Event) -> Iterator[pb.ClassifyRequest]:
+        yield pb.ClassifyRequest(descriptor=OK)
+        gate.wait(10)
+
+    streams = [running.stub.ClassifyStream(requests(g)) for g in gates]
+    assert [next(s).class_name for s in streams] == ["RateLimited"] * 2
+    err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    for gate, stream in zip(gates, streams, strict=True):
+        gate.set()
+        assert list(stream) == []
+    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+
+
+def test_a_batch_stops_when_its_deadline_passes(running: Running) -> None:
+    """The server gives up part-way (DEADLINE_EXCEEDED) instead of finishing work nobody awaits."""
+    batch = pb.ClassifyBatchRequest(
+        requests=[pb.ClassifyRequest(descriptor=OK, explain=True)] * limits.MAX_BATCH
+    )
+    with pytest.raises(grpc.RpcError) as info:
+        running.stub.ClassifyBatch(batch, timeout=0.02)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyBatch") == 0)
+    given_up = running.metric(
+        "errorclass_rpcs_total", rpc="ClassifyBatch", code="DEADLINE_EXCEEDED"
+    )
+    assert given_up == 1
+    assert (
+        running.metric(
+            "errorclass_classifications_total",
+            **{"class": "RateLimited", "rule": "http.provider-429", "origin": "provider"},
+        )
+        == 0
+    )
+
+
+def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(start_app: StartApp) -> None:
+    """With every worker busy, a call that waits past its deadline is dropped unanswered."""
+    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    gate = threading.Event()
+
+    def requests() -> Iterator[pb.ClassifyRequest]:
+        yield pb.ClassifyRequest(descriptor=OK)
+        gate.wait(10)
+
+    stream = running.stub.ClassifyStream(requests())
+    assert next(stream).class_name == "RateLimited"
+    future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
+    with pytest.raises(grpc.RpcError) as info:
+        future.result()
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    gate.set()
+    assert list(stream) == []
+    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
+        "RateLimited"
+    )
+    served = running.app.metrics.registry.get_sample_value(
+        "errorclass_rpc_duration_seconds_count", {"rpc": "Classify"}
+    )
+    assert served == 1  # only the call just made: the expired one never reached the servicer
+
+
+def test_a_cancelled_stream_frees_its_worker(start_app: StartApp) -> None:
+    """A client that cancels mid-stream leaves no stream open and no worker held."""
+    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    gate = threading.Event()
+
+    def requests() -> Iterator[pb.ClassifyRequest]:
+        yield pb.ClassifyRequest(descriptor=OK)
+        gate.wait(10)
+
+    stream = running.stub.ClassifyStream(requests())
+    assert next(stream).class_name == "RateLimited"
+    assert running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 1
+    stream.cancel()
+    gate.set()
+    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    assert running.metric("errorclass_rpcs_total", rpc="ClassifyStream", code="CANCELLED") == 1
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
+        "RateLimited"
+    )
+
+
+VANISHING_CLIENT = textwrap.dedent(
+    """
+    import sys, threading
+    import grpc
+    from classifier._proto.errorclass.v1 import classifier_pb2 as pb, classifier_pb2_grpc as rpc
+
+    def requests():
+        yield pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="x.Y"))
+        threading.Event().wait()
+
+    stream = rpc.ErrorClassifierStub(grpc.insecure_channel(sys.argv[1])).ClassifyStream(requests())
+    print(next(stream).class_name, flush=True)
+    threading.Event().wait()
+    """
+)
+
+
+def test_a_client_process_that_dies_mid_stream_frees_its_stream(start_app: StartApp) -> None:
+    """SIGKILL a client holding a stream open: the server notices and lets the stream go."""
+    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    client = subprocess.Popen(
+        [sys.executable, "-c", VANISHING_CLIENT, running.app.address],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert client.stdout is not None
+        assert client.stdout.readline().strip() == "Unknown"
+        assert running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 1
+    finally:
+        client.kill()
+        client.wait()
+        if client.stdout:
+            client.stdout.close()
+    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
+        "RateLimited"
+    )
+
+
+def test_an_unexpected_server_error_is_internal_and_logged(
+    bundled: Ruleset, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bug answers INTERNAL (no stack trace on the wire) and logs an rpc_error line."""
+    broken = dataclasses.replace(bundled, defaults={})  # the compiler never makes this
+    server = create_server(broken, "127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = pb_grpc.ErrorClassifierStub(channel)
+            err = _refused(stub, pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a")))
+            assert err.code() == grpc.StatusCode.INTERNAL
+            assert err.details() == "Classify failed in the server; see its log"
+            assert stub.GetRuleset(pb.GetRulesetRequest()).name == bundled.name
+    finally:
+        server.stop(grace=0)
+    logged = capsys.readouterr().err
+    assert '"event": "rpc_error"' in logged
+    assert "KeyError" in logged
+    assert (
+        server.metrics.registry.get_sample_value(
+            "errorclass_rpcs_total", {"rpc": "Classify", "code": "INTERNAL"}
+        )
+        == 1
+    )
+
+
+def test_rule_file_limits_are_documented_numbers(tmp_path: Path) -> None:
+    """The rule-file and pattern limits the docs state are the ones the loader applies."""
+    from classifier.compiler import MAX_PATTERN_CHARS, RE2_MAX_MEM
+    from classifier.loader import MAX_RULE_FILE_BYTES, MAX_RULE_FILES
+
+    readme = (ROOT / "README.md").read_text()
+    for value in (MAX_RULE_FILE_BYTES, MAX_RULE_FILES, MAX_PATTERN_CHARS, RE2_MAX_MEM):
+        assert f"{value:,}" in readme

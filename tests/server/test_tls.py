@@ -1,0 +1,106 @@
+"""TLS and mutual TLS with real certificates made in the test; plaintext and strangers are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.cli import main
+from classifier.server import TlsFiles
+from tests.certs import Authority, Pem
+from tests.conftest import Running, StartApp
+from tests.support import BUNDLED_RULES
+
+PROBE = pb.ClassifyRequest(
+    descriptor=pb.ExceptionDescriptor(type="x.Y", http_status=503, origin=pb.ORIGIN_PROVIDER)
+)
+
+
+def _call(running: Running, ca: Pem | None, client: Pem | None = None) -> pb.ClassifyResponse:
+    address = f"localhost:{running.app.server.port}"
+    if ca is None:
+        channel = grpc.insecure_channel(address)
+    else:
+        channel = grpc.secure_channel(
+            address,
+            grpc.ssl_channel_credentials(
+                root_certificates=ca.cert.read_bytes(),
+                private_key=client.key.read_bytes() if client else None,
+                certificate_chain=client.cert.read_bytes() if client else None,
+            ),
+        )
+    with channel:
+        answer: pb.ClassifyResponse = pb_grpc.ErrorClassifierStub(channel).Classify(
+            PROBE, timeout=5
+        )
+        return answer
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pem]:
+    folder = tmp_path_factory.mktemp("pki")
+    ca = Authority(folder, "ca")
+    rogue = Authority(folder, "rogue-ca")
+    return {
+        "ca": ca.pem,
+        "server": ca.issue("server", server=True),
+        "client": ca.issue("client", server=False),
+        "rogue-client": rogue.issue("rogue-client", server=False),
+    }
+
+
+def test_tls_serves_clients_that_trust_the_server(start_app: StartApp, pki: dict[str, Pem]) -> None:
+    """--tls-cert/--tls-key: a TLS client gets answers; a plaintext client does not."""
+    tls = TlsFiles(pki["server"].cert, pki["server"].key)
+    running = start_app(BUNDLED_RULES, address="127.0.0.1:0", watch=False, tls=tls)
+    assert _call(running, pki["ca"]).class_name == "ProviderError"
+    with pytest.raises(grpc.RpcError) as info:
+        _call(running, None)
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_mutual_tls_refuses_clients_without_a_certificate_from_its_ca(
+    start_app: StartApp, pki: dict[str, Pem]
+) -> None:
+    """--tls-client-ca: only clients whose certificate the CA signed get through."""
+    tls = TlsFiles(pki["server"].cert, pki["server"].key, pki["ca"].cert)
+    running = start_app(BUNDLED_RULES, watch=False, tls=tls)
+    assert _call(running, pki["ca"], pki["client"]).class_name == "ProviderError"
+    for client in (None, pki["rogue-client"]):
+        with pytest.raises(grpc.RpcError) as info:
+            _call(running, pki["ca"], client)
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+    with pytest.raises(grpc.RpcError):
+        _call(running, None)
+    assert running.metric("errorclass_rpcs_total", rpc="Classify", code="OK") == 1
+
+
+def test_the_health_command_speaks_mutual_tls(
+    start_app: StartApp, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`classifier health` with the CA and a client certificate reports SERVING (exit 0)."""
+    tls = TlsFiles(pki["server"].cert, pki["server"].key, pki["ca"].cert)
+    running = start_app(BUNDLED_RULES, watch=False, tls=tls)
+    address = f"localhost:{running.app.server.port}"
+    args = ["health", "--addr", address, "--tls-ca", str(pki["ca"].cert)]
+    client = ["--tls-cert", str(pki["client"].cert), "--tls-key", str(pki["client"].key)]
+    assert main([*args, *client]) == 0
+    assert capsys.readouterr().out == f"{address}: SERVING\n"
+    assert main(args) == 1
+
+
+def test_a_file_that_is_not_pem_is_named(tmp_path: Path, pki: dict[str, Pem]) -> None:
+    """A wrong --tls-key is refused at start with the file named, not at the first call."""
+    from classifier.server import App, ServeConfig
+
+    bogus = tmp_path / "key.pem"
+    bogus.write_text("not a key\n")
+    config = ServeConfig(
+        rules=BUNDLED_RULES, address="127.0.0.1:0", tls=TlsFiles(pki["server"].cert, bogus)
+    )
+    with pytest.raises(ValueError, match=rf"{bogus}: not a PEM private key"):
+        App(config)
