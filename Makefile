@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases check lint typecheck proto proto-baseline bench clean
+.PHONY: setup run test cases check lint typecheck proto proto-baseline deploy-rules bench clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ proto: $(STAMP)  ## regenerate classifier/_proto from proto/
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
+
+deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volume items)
+	$(BIN)/python tools/gen_deploy_rules.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache examples/node/node_modules
