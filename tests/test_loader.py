@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from classifier import RulesetError, load_ruleset
-from classifier.loader import display_path
+from classifier.loader import display_path, glob_match
 from tests.support import MakeRuleset
 
 
@@ -154,3 +154,35 @@ def test_the_digest_follows_the_content(make_ruleset: MakeRuleset) -> None:
     assert load_ruleset(root).digest == first
     (root / "rules.yaml").write_text("rules: [{id: a, when: {type: a.B}, class: Timeout}]\n")
     assert load_ruleset(root).digest != first
+
+
+def test_linked_folders_are_followed_once(make_ruleset: MakeRuleset) -> None:
+    """A linked subfolder (as in a ConfigMap volume) loads; a link loop is walked once."""
+    root = make_ruleset({"real/a.yaml": "rules: [{id: a, when: {type: a.A}, class: Timeout}]\n"})
+    (root / "real").rename(root / ".hidden")
+    (root / "linked").symlink_to(".hidden")
+    (root / "linked" / "loop").symlink_to("..")
+    (root / "loop2").symlink_to(".")
+    ruleset = load_ruleset(root)
+    assert [(r.id, r.location.file) for r in ruleset.rules] == [
+        ("a", f"{display_path(root)}/linked/a.yaml")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("**/*.yaml", "a.yaml", True),
+        ("**/*.yaml", "x/y/a.yaml", True),
+        ("*.yaml", "x/a.yaml", False),
+        ("x/**", "x/y/a.yaml", True),
+        ("x/*.yaml", "x/y/a.yaml", False),
+        ("**/y/*.yml", "x/y/a.yml", True),
+        ("**/[ab].yaml", "x/b.yaml", True),
+    ],
+)
+def test_include_globs_span_folders_only_with_double_star(
+    pattern: str, path: str, matches: bool
+) -> None:
+    """`**` spans any number of folders; `*` stays within one, as in the manifest's include."""
+    assert glob_match(tuple(path.split("/")), tuple(pattern.split("/"))) is matches

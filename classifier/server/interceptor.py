@@ -7,6 +7,7 @@ every method alike.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -54,36 +55,42 @@ class ObservingInterceptor(grpc.ServerInterceptor):
             )
         return handler
 
+    @contextlib.contextmanager
+    def _call(self, rpc: str, context: grpc.ServicerContext) -> Iterator[None]:
+        """Count the call in flight, then finished with its status code."""
+        in_flight = self.metrics.in_flight.labels(rpc)
+        in_flight.inc()
+        code = "OK"
+        try:
+            yield
+        except GeneratorExit:  # the server dropped a stream: its client went away
+            code = "CANCELLED"
+            raise
+        except Exception as exc:
+            code = self._failed(rpc, context, exc)
+            if code == "INTERNAL":
+                context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=rpc))
+            raise
+        finally:
+            in_flight.dec()
+            self.metrics.rpc_finished(rpc, code)
+
     def _unary(self, rpc: str, behavior: UnaryBehavior) -> UnaryBehavior:
         duration = self.metrics.rpc_duration.labels(rpc)
-        in_flight = self.metrics.in_flight.labels(rpc)
 
         def observed(request: Any, context: grpc.ServicerContext) -> Any:
-            start = time.perf_counter()
-            in_flight.inc()
-            code = "OK"
-            try:
+            with duration.time(), self._call(rpc, context):
                 if context.time_remaining() <= 0:
                     context.abort(
                         grpc.StatusCode.DEADLINE_EXCEEDED,
                         "the deadline expired before the call was served",
                     )
                 return behavior(request, context)
-            except Exception as exc:
-                code = self._failed(rpc, context, exc)
-                if code == "INTERNAL":
-                    context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=rpc))
-                raise
-            finally:
-                in_flight.dec()
-                duration.observe(time.perf_counter() - start)
-                self.metrics.rpc_finished(rpc, code)
 
         return observed
 
     def _stream(self, rpc: str, behavior: StreamBehavior) -> StreamBehavior:
         duration = self.metrics.rpc_duration.labels(rpc)
-        in_flight = self.metrics.in_flight.labels(rpc)
 
         def observed(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             received = time.perf_counter()
@@ -94,23 +101,10 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                     received = time.perf_counter()
                     yield request
 
-            in_flight.inc()
-            code = "OK"
-            try:
+            with self._call(rpc, context):
                 for response in behavior(timed(), context):
                     duration.observe(time.perf_counter() - received)
                     yield response
-            except GeneratorExit:  # the server dropped the stream: the client went away
-                code = "CANCELLED"
-                raise
-            except Exception as exc:
-                code = self._failed(rpc, context, exc)
-                if code == "INTERNAL":
-                    context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=rpc))
-                raise
-            finally:
-                in_flight.dec()
-                self.metrics.rpc_finished(rpc, code)
 
         return observed
 

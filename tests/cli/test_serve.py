@@ -61,6 +61,19 @@ def _serve(tmp_path: Path, *args: str) -> Served:
     return served
 
 
+def _serve_refused(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run `classifier serve` expecting it to refuse to start (exit 1) straight away."""
+    out = subprocess.run(
+        [sys.executable, "-m", "classifier", "serve", "--addr", "127.0.0.1:0", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1, out.stderr
+    return out
+
+
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
     processes: list[Served] = []
@@ -205,23 +218,7 @@ def test_broken_rules_refuse_to_start_with_file_line_col(tmp_path: Path) -> None
             "1.0.0", "Timeout", extra="  - id: bad\n    when: {message: '(x'}\n    class: Timeout\n"
         ),
     )
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "classifier",
-            "serve",
-            "--rules",
-            str(rules),
-            "--addr",
-            "127.0.0.1:0",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 1
+    out = _serve_refused("--rules", str(rules))
     assert f"{rules}/checks/probe.yaml:9:21: invalid_pattern: " in out.stderr
     assert "classifier: cannot serve: 1 error(s) in the rules" in out.stderr
 
@@ -249,24 +246,5 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path, serve: Any) -> None:
     """A metrics port already taken stops the start with the reason, exit 1."""
     rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
     served: Served = serve("--rules", str(rules), "--no-watch", "--metrics-addr", "127.0.0.1:0")
-    taken = served.start["metrics_address"]
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "classifier",
-            "serve",
-            "--rules",
-            str(rules),
-            "--addr",
-            "127.0.0.1:0",
-            "--metrics-addr",
-            taken,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 1
+    out = _serve_refused("--rules", str(rules), "--metrics-addr", served.start["metrics_address"])
     assert "classifier: cannot serve: [Errno 98] Address already in use" in out.stderr

@@ -10,6 +10,7 @@ import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -33,6 +34,19 @@ def _refused(stub: pb_grpc.ErrorClassifierStub, request: pb.ClassifyRequest) -> 
     with pytest.raises(grpc.RpcError) as info:
         stub.Classify(request, timeout=10)
     return info.value
+
+
+def _held_stream(stub: pb_grpc.ErrorClassifierStub) -> tuple[Any, threading.Event]:
+    """A stream that has had one answer and stays open (holding a worker) until the event."""
+    gate = threading.Event()
+
+    def requests() -> Iterator[pb.ClassifyRequest]:
+        yield pb.ClassifyRequest(descriptor=OK)
+        gate.wait(10)
+
+    stream = stub.ClassifyStream(requests())
+    assert next(stream).class_name == "RateLimited"
+    return stream, gate
 
 
 @pytest.fixture
@@ -139,17 +153,10 @@ def test_too_many_concurrent_calls_are_resource_exhausted(start_app: StartApp) -
     running = start_app(
         BUNDLED_RULES, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
     )
-    gates = [threading.Event(), threading.Event()]
-
-    def requests(gate: threading.Event) -> Iterator[pb.ClassifyRequest]:
-        yield pb.ClassifyRequest(descriptor=OK)
-        gate.wait(10)
-
-    streams = [running.stub.ClassifyStream(requests(g)) for g in gates]
-    assert [next(s).class_name for s in streams] == ["RateLimited"] * 2
+    held = [_held_stream(running.stub) for _ in range(2)]
     err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
     assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    for gate, stream in zip(gates, streams, strict=True):
+    for stream, gate in held:
         gate.set()
         assert list(stream) == []
     wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
@@ -181,14 +188,7 @@ def test_a_batch_stops_when_its_deadline_passes(running: Running) -> None:
 def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(start_app: StartApp) -> None:
     """With every worker busy, a call that waits past its deadline is dropped unanswered."""
     running = start_app(BUNDLED_RULES, watch=False, threads=1)
-    gate = threading.Event()
-
-    def requests() -> Iterator[pb.ClassifyRequest]:
-        yield pb.ClassifyRequest(descriptor=OK)
-        gate.wait(10)
-
-    stream = running.stub.ClassifyStream(requests())
-    assert next(stream).class_name == "RateLimited"
+    stream, gate = _held_stream(running.stub)
     future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
     with pytest.raises(grpc.RpcError) as info:
         future.result()
@@ -208,14 +208,7 @@ def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(start_app: Star
 def test_a_cancelled_stream_frees_its_worker(start_app: StartApp) -> None:
     """A client that cancels mid-stream leaves no stream open and no worker held."""
     running = start_app(BUNDLED_RULES, watch=False, threads=1)
-    gate = threading.Event()
-
-    def requests() -> Iterator[pb.ClassifyRequest]:
-        yield pb.ClassifyRequest(descriptor=OK)
-        gate.wait(10)
-
-    stream = running.stub.ClassifyStream(requests())
-    assert next(stream).class_name == "RateLimited"
+    stream, gate = _held_stream(running.stub)
     assert running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 1
     stream.cancel()
     gate.set()
