@@ -11,6 +11,7 @@ serialised, so two triggers never race to swap.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ MAX_ERROR_LINES = 50
 WATCH_DEBOUNCE_MS = 1600
 WATCH_STEP_MS = 50
 WATCH_RETRY_SECONDS = 1.0
+FOLDER_CHECK_MS = 1000
 
 
 def strict_check() -> Check:
@@ -134,7 +136,9 @@ class RulesWatcher:
     Every change counts, hidden entries included: a Kubernetes ConfigMap
     update touches only the hidden `..data` link, which it swaps to a new
     folder in one rename. A change that leaves the loaded content as it was
-    is a reload with result `unchanged`.
+    is a reload with result `unchanged`. The folder itself being replaced
+    (renamed over, or `--rules` a link switched to another release) is
+    noticed within a second, and the new folder is loaded and watched.
     """
 
     def __init__(
@@ -161,22 +165,38 @@ class RulesWatcher:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def _folder(self) -> tuple[int, int] | None:
+        """Which folder the path names now (device, inode), following links."""
+        try:
+            st = os.stat(self.reloader.path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
     def _run(self) -> None:
         missed = False
         while not self._stop.is_set():
-            if missed:  # changes made while the watch was down would go unseen
+            if missed:  # changes made while no watch was on the folder would go unseen
                 self.reloader.reload("watch")
+            missed = False
+            watched = self._folder()
             try:
-                for _changes in watchfiles.watch(
+                for changes in watchfiles.watch(
                     self.reloader.path,
                     watch_filter=None,
                     debounce=self.debounce_ms,
                     step=self.step_ms,
                     stop_event=self._stop,
+                    rust_timeout=FOLDER_CHECK_MS,
+                    yield_on_timeout=True,
                     force_polling=self.force_polling,
                     raise_interrupt=False,
                 ):
-                    self.reloader.reload("watch")
+                    if changes:
+                        self.reloader.reload("watch")
+                    if self._folder() != watched:
+                        missed = True
+                        break
             except Exception as exc:  # the folder may vanish and come back; keep watching
                 log(
                     "watch_error",

@@ -258,3 +258,30 @@ def test_the_reload_endpoint_is_off_unless_enabled(tmp_path: Path, start_app: St
     assert status == 403
     assert "--enable-reload-endpoint" in body
     assert running.stub.Classify(PROBE).ruleset_version == "1.0.0"
+
+
+@pytest.mark.parametrize("how", ["renamed over", "link switched"])
+def test_a_replaced_folder_is_loaded_and_watched(
+    tmp_path: Path, start_app: StartApp, how: str
+) -> None:
+    """Replacing the whole folder (mv, or a `current` link moved to a new release) is a change."""
+    releases = tmp_path / "releases"
+    first = write_folder(releases / "1", ruleset_files("1.0.0", "Timeout"))
+    second = write_folder(releases / "2", ruleset_files("2.0.0", "ToolError"))
+    rules = tmp_path / "rules"
+    if how == "renamed over":
+        first.rename(rules)
+    else:
+        rules.symlink_to(first)
+    running = start_app(rules)
+    stub = running.stub
+    assert stub.Classify(PROBE).ruleset_version == "1.0.0"
+    if how == "renamed over":
+        rules.rename(tmp_path / "old")
+        second.rename(rules)
+    else:
+        (tmp_path / "next").symlink_to(second)
+        (tmp_path / "next").replace(rules)
+    wait_for(lambda: stub.Classify(PROBE).ruleset_version == "2.0.0")
+    write_folder(rules, ruleset_files("3.0.0", "Canceled"))
+    wait_for(lambda: stub.Classify(PROBE).class_name == "Canceled")
