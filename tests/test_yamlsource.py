@@ -7,7 +7,9 @@ import yaml
 
 from classifier import yamlsource
 
-DEEP = "rules: " + "[" * 100_000 + "]" * 100_000 + "\n"
+
+def _nested(levels: int) -> str:
+    return "rules: " + "[" * levels + "]" * levels + "\n"
 
 
 def test_pure_python_parsing_of_extreme_nesting_is_a_diagnostic_not_a_crash(
@@ -15,7 +17,7 @@ def test_pure_python_parsing_of_extreme_nesting_is_a_diagnostic_not_a_crash(
 ) -> None:
     """Without libyaml, PyYAML's composer recurses: the RecursionError becomes yaml_too_deep."""
     monkeypatch.setattr(yamlsource, "_Loader", yaml.SafeLoader)
-    doc = yamlsource.parse_yaml(DEEP, "deep.yaml")
+    doc = yamlsource.parse_yaml(_nested(2_000), "deep.yaml")
     assert doc.value is None
     assert [d.render() for d in doc.diagnostics] == [
         "deep.yaml:1:1: yaml_too_deep: nesting deeper than 64 levels"
@@ -25,7 +27,7 @@ def test_pure_python_parsing_of_extreme_nesting_is_a_diagnostic_not_a_crash(
 def test_libyaml_stops_extreme_nesting_itself() -> None:
     """libyaml's scanner refuses past 1,000 levels, and says where."""
     assert yaml.__with_libyaml__  # the wheels PyYAML ships on PyPI bundle libyaml
-    doc = yamlsource.parse_yaml(DEEP, "deep.yaml")
+    doc = yamlsource.parse_yaml(_nested(100_000), "deep.yaml")
     assert doc.value is None
     [problem] = doc.diagnostics
     assert problem.code == "yaml_syntax_error"
@@ -35,7 +37,7 @@ def test_libyaml_stops_extreme_nesting_itself() -> None:
 
 def test_nesting_just_past_the_limit_points_at_the_level() -> None:
     """Below libyaml's own limit, our builder names the position where depth 64 is passed."""
-    doc = yamlsource.parse_yaml("rules: " + "[" * 80 + "]" * 80 + "\n", "deep.yaml")
+    doc = yamlsource.parse_yaml(_nested(80), "deep.yaml")
     assert [d.render() for d in doc.diagnostics] == [
         "deep.yaml:1:72: yaml_too_deep: nesting deeper than 64 levels"
     ]
