@@ -105,7 +105,7 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=DEFAULT_BACKUPS,
         metavar="N",
-        help=f"rotated files kept: FILE.1 .. FILE.N (default: {DEFAULT_BACKUPS})",
+        help=f"rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl (default: {DEFAULT_BACKUPS})",
     )
 
     edge = p.add_argument_group("TLS and limits")

@@ -10,7 +10,8 @@ Each line is an object with the normalised descriptor under `descriptor`
      "answer": {"class": "RateLimited", "rule": "http.provider-429", ...}}
 
 Calls only enqueue; one writer thread serialises and writes, rotating the
-file at a size cap (`RotatingFileHandler`: FILE, FILE.1, ... FILE.N). When
+file at a size cap (`RotatingFileHandler`: d.jsonl, then d.1.jsonl ... d.N.jsonl,
+the oldest last). When
 the writer falls behind, lines are dropped and counted rather than slowing
 an answer down.
 """
@@ -104,11 +105,19 @@ class DecisionLog:
             self.metrics.decision_log_dropped.inc()
 
 
+def rotated_name(default: str) -> str:
+    """`FILE.jsonl.1` as `FILE.1.jsonl`: rotated files keep the suffix that marks JSON Lines."""
+    head, _, number = default.rpartition(".")
+    path = Path(head)
+    return str(path.with_name(f"{path.stem}.{number}{path.suffix}"))
+
+
 class _CountedFile(logging.handlers.RotatingFileHandler):
     """The rotating file, counting the lines it writes."""
 
     def __init__(self, path: Path, metrics: Metrics, max_bytes: int, backups: int) -> None:
         super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+        self.namer = rotated_name
         self.metrics = metrics
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.cli import main
 from classifier.descriptor_io import descriptor_from_data
 from classifier.engine import classify
 from classifier.explain import classification_dict
@@ -15,7 +18,7 @@ from classifier.server.convert import descriptor_from_proto
 from classifier.server.decisions import DecisionLog
 from classifier.server.metrics import Metrics
 from tests.conftest import StartApp
-from tests.support import BUNDLED_RULES
+from tests.support import BUNDLED_RULES, ruleset_files, write_folder
 
 DESCRIPTORS = [
     pb.ExceptionDescriptor(
@@ -94,7 +97,7 @@ def test_unknown_only_keeps_what_no_rule_covers(tmp_path: Path, start_app: Start
 
 
 def test_the_log_rotates_at_its_size_cap(tmp_path: Path) -> None:
-    """Past max_bytes the file rolls to FILE.1 ... FILE.N and older lines fall off; none is split."""
+    """Past max_bytes the file rolls to d.1.jsonl ... d.N.jsonl, oldest lines falling off; none split."""
     ruleset = load_ruleset(BUNDLED_RULES)
     descriptor = descriptor_from_proto(DESCRIPTORS[2])
     result = classify(ruleset, descriptor)
@@ -105,7 +108,7 @@ def test_the_log_rotates_at_its_size_cap(tmp_path: Path) -> None:
         log.classified(descriptor, result)
     log.close()
     files = sorted(p.name for p in tmp_path.iterdir())
-    assert files == ["d.jsonl", "d.jsonl.1", "d.jsonl.2"]
+    assert files == ["d.1.jsonl", "d.2.jsonl", "d.jsonl"]
     for name in files:
         size = (tmp_path / name).stat().st_size
         assert 0 < size <= 2000
@@ -127,3 +130,33 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking(tmp_path: Path) -> No
     log.start()
     log.close()
     assert len(_lines(tmp_path / "d.jsonl")) == 10
+
+
+def test_classifier_diff_replays_the_decision_log(
+    tmp_path: Path, start_app: StartApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The log, rotated files included, is a corpus: `classifier diff` shows what a change moves."""
+    old = write_folder(tmp_path / "old", ruleset_files("1.0.0", "Timeout"))
+    new = write_folder(tmp_path / "new", ruleset_files("1.1.0", "ToolTimeout"))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    running = start_app(
+        old,
+        watch=False,
+        decision_log=logs / "d.jsonl",
+        decision_log_max_bytes=600,
+        decision_log_backups=10,
+    )
+    probe = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="test.Probe"))
+    for _ in range(3):
+        running.stub.Classify(probe)
+        running.stub.Classify(pb.ClassifyRequest(descriptor=DESCRIPTORS[2]))
+    running.app.stop(grace=1)
+    assert sorted(p.name for p in logs.iterdir())[:2] == ["d.1.jsonl", "d.2.jsonl"]
+    capsys.readouterr()
+    main(["diff", "--base", str(old), "--head", str(new), "--format", "json", str(logs)])
+    report = json.loads(capsys.readouterr().out)
+    assert (report["total"], report["distinct"], report["changed"]) == (6, 2, 3)
+    [group] = report["groups"]
+    assert (group["from"], group["to"], group["count"]) == ("Timeout", "ToolTimeout", 3)
+    assert {c["descriptor"]["type"] for c in group["changes"]} == {"test.Probe"}
