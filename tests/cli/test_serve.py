@@ -24,6 +24,8 @@ from classifier.cli import main
 from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 GRACE = 5.0
+SLACK = 0.25
+"""Seconds before SIGTERM within which a call may still meet the closing listener."""
 PROBE = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="test.Probe"))
 
 
@@ -130,7 +132,7 @@ def test_sigterm_under_load_lets_in_flight_calls_finish_and_exits_0(
     hammers = [threading.Thread(target=hammer) for _ in range(4)]
     for t in hammers:
         t.start()
-    time.sleep(0.5)
+    time.sleep(1.0)
     sigterm_at = time.monotonic()
     served.proc.send_signal(signal.SIGTERM)
     signalled.set()
@@ -152,7 +154,7 @@ def test_sigterm_under_load_lets_in_flight_calls_finish_and_exits_0(
 
     assert served.proc.wait(timeout=GRACE + 5) == 0
     exited_after = time.monotonic() - sigterm_at
-    before = [o for sent, o in unary if sent < sigterm_at - 0.05]
+    before = [o for sent, o in unary if sent < sigterm_at - SLACK]
     refused = [(sent, o) for sent, o in unary if o != "Timeout"]
     print(
         f"\nshutdown: {len(unary)} unary calls ({len(before)} before SIGTERM, all answered), "
@@ -165,7 +167,7 @@ def test_sigterm_under_load_lets_in_flight_calls_finish_and_exits_0(
     # refused, never hung: UNAVAILABLE, or CANCELLED for a call that reached gRPC's
     # listener as it shut down (never served, so safe to retry elsewhere)
     assert {o for _, o in refused} <= {"UNAVAILABLE", "CANCELLED"}
-    assert all(sent >= sigterm_at - 0.05 for sent, _ in refused)
+    assert all(sent >= sigterm_at - SLACK for sent, _ in refused)
     assert exited_after < GRACE + 2
     events = [e["event"] for e in served.events()]
     assert events == ["start", "shutdown", "stopped"]
