@@ -16,7 +16,7 @@ import pytest
 from classifier import Ruleset, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.server import App, ServeConfig, Server, create_server
-from tests.support import BUNDLED_RULES, MANIFEST, MakeRuleset
+from tests.support import BUNDLED_RULES, MANIFEST, MakeRuleset, serving_files, write_folder
 
 
 @pytest.fixture
@@ -41,6 +41,12 @@ def make_ruleset(tmp_path: Path) -> MakeRuleset:
         return root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def serving_rules(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ruleset folder whose answers the server tests rely on (tests.support.SERVING_RULES)."""
+    return write_folder(tmp_path_factory.mktemp("serving") / "rules", serving_files())
 
 
 @pytest.fixture(scope="session")

@@ -90,3 +90,34 @@ class ConfigMapVolume:
                 link.symlink_to(f"..data/{name}")
         if old is not None:
             shutil.rmtree(old)
+
+
+SERVING_RULES = """
+rules:
+  - id: dotnet.timeout
+    when:
+      type: System.Threading.Tasks.TaskCanceledException
+      cause: {type: System.TimeoutException}
+    class: Timeout
+  - id: dotnet.cancel
+    when: {type: System.OperationCanceledException}
+    class: Canceled
+  - id: provider.429
+    when: {origin: provider, http_status: 429}
+    class: RateLimited
+  - id: provider.5xx
+    when: {origin: provider, http_status: 5xx}
+    class: ProviderError
+  - id: tool.timed-out
+    when: {origin: tool, message: '(?i)timed out after \\d+ ?ms'}
+    class: ToolTimeout
+"""
+"""A fixed ruleset for server tests, so their expectations do not move with rules/."""
+
+
+def serving_files() -> dict[str, str]:
+    return {
+        "ruleset.yaml": "name: serving\nversion: 1.0.0\n",
+        "actions.yaml": (BUNDLED_RULES / "actions.yaml").read_text(),
+        "rules.yaml": SERVING_RULES,
+    }

@@ -18,7 +18,7 @@ from classifier.server.convert import descriptor_from_proto
 from classifier.server.decisions import DecisionLog
 from classifier.server.metrics import Metrics
 from tests.conftest import StartApp
-from tests.support import BUNDLED_RULES, ruleset_files, write_folder
+from tests.support import ruleset_files, write_folder
 
 DESCRIPTORS = [
     pb.ExceptionDescriptor(
@@ -45,11 +45,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def test_every_answer_is_a_line_that_replays_to_the_same_answer(
-    tmp_path: Path, start_app: StartApp
+    serving_rules: Path, tmp_path: Path, start_app: StartApp
 ) -> None:
     """Each line's descriptor reads back through descriptor_from_data and classifies identically."""
     log = tmp_path / "decisions.jsonl"
-    running = start_app(BUNDLED_RULES, watch=False, decision_log=log)
+    running = start_app(serving_rules, watch=False, decision_log=log)
     stub = running.stub
     stub.Classify(pb.ClassifyRequest(descriptor=DESCRIPTORS[0], explain=True))
     stub.ClassifyBatch(
@@ -60,7 +60,7 @@ def test_every_answer_is_a_line_that_replays_to_the_same_answer(
 
     lines = _lines(log)
     assert len(lines) == 5
-    ruleset = load_ruleset(BUNDLED_RULES)
+    ruleset = load_ruleset(serving_rules)
     sent = [DESCRIPTORS[0], *DESCRIPTORS, DESCRIPTORS[2]]
     for line, wire in zip(lines, sent, strict=True):
         assert set(line) == {"ts", "ruleset_version", "descriptor", "answer"}
@@ -82,11 +82,13 @@ def test_every_answer_is_a_line_that_replays_to_the_same_answer(
     assert running.metric("errorclass_decision_log_lines_total") == 5
 
 
-def test_unknown_only_keeps_what_no_rule_covers(tmp_path: Path, start_app: StartApp) -> None:
+def test_unknown_only_keeps_what_no_rule_covers(
+    serving_rules: Path, tmp_path: Path, start_app: StartApp
+) -> None:
     """--decision-log-unknown-only writes only Unknown answers."""
     log = tmp_path / "unknown.jsonl"
     running = start_app(
-        BUNDLED_RULES, watch=False, decision_log=log, decision_log_unknown_only=True
+        serving_rules, watch=False, decision_log=log, decision_log_unknown_only=True
     )
     for d in DESCRIPTORS * 2:
         running.stub.Classify(pb.ClassifyRequest(descriptor=d))
@@ -96,9 +98,9 @@ def test_unknown_only_keeps_what_no_rule_covers(tmp_path: Path, start_app: Start
     assert {ln["answer"]["unknown_reason"] for ln in lines} == {"no_match"}
 
 
-def test_the_log_rotates_at_its_size_cap(tmp_path: Path) -> None:
+def test_the_log_rotates_at_its_size_cap(serving_rules: Path, tmp_path: Path) -> None:
     """Past max_bytes the file rolls to d.1.jsonl ... d.N.jsonl, oldest lines falling off; none split."""
-    ruleset = load_ruleset(BUNDLED_RULES)
+    ruleset = load_ruleset(serving_rules)
     descriptor = descriptor_from_proto(DESCRIPTORS[2])
     result = classify(ruleset, descriptor)
     path = tmp_path / "d.jsonl"
@@ -117,9 +119,11 @@ def test_the_log_rotates_at_its_size_cap(tmp_path: Path) -> None:
         )
 
 
-def test_a_full_queue_drops_and_counts_instead_of_blocking(tmp_path: Path) -> None:
+def test_a_full_queue_drops_and_counts_instead_of_blocking(
+    serving_rules: Path, tmp_path: Path
+) -> None:
     """When the writer falls behind, answers are not slowed: lines are dropped and counted."""
-    ruleset = load_ruleset(BUNDLED_RULES)
+    ruleset = load_ruleset(serving_rules)
     descriptor = descriptor_from_proto(DESCRIPTORS[2])
     result = classify(ruleset, descriptor)
     metrics = Metrics()

@@ -21,7 +21,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
 from tests.conftest import Running, StartApp
-from tests.support import BUNDLED_RULES, ROOT, MakeRuleset, wait_for
+from tests.support import ROOT, MakeRuleset, wait_for
 
 OK = pb.ExceptionDescriptor(type="x.Y", http_status=429, origin=pb.ORIGIN_PROVIDER)
 
@@ -50,8 +50,8 @@ def _held_stream(stub: pb_grpc.ErrorClassifierStub) -> tuple[Any, threading.Even
 
 
 @pytest.fixture
-def running(start_app: StartApp) -> Iterator[Running]:
-    r = start_app(BUNDLED_RULES, watch=False, limits=ServerLimits(max_request_bytes=256 * 1024))
+def running(serving_rules: Path, start_app: StartApp) -> Iterator[Running]:
+    r = start_app(serving_rules, watch=False, limits=ServerLimits(max_request_bytes=256 * 1024))
     yield r
     assert r.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
 
@@ -148,10 +148,12 @@ def test_a_long_message_is_classified_on_its_prefix(
     assert (answer.class_name, answer.unknown_reason) == ("Unknown", pb.UNKNOWN_REASON_NO_MATCH)
 
 
-def test_too_many_concurrent_calls_are_resource_exhausted(start_app: StartApp) -> None:
+def test_too_many_concurrent_calls_are_resource_exhausted(
+    serving_rules: Path, start_app: StartApp
+) -> None:
     """Past --max-concurrent-rpcs (open streams count) a call is refused, not queued for ever."""
     running = start_app(
-        BUNDLED_RULES, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
+        serving_rules, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
     )
     held = [_held_stream(running.stub) for _ in range(2)]
     err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
@@ -185,9 +187,11 @@ def test_a_batch_stops_when_its_deadline_passes(
     assert running.metric("errorclass_unknown_total", reason="no_match") == 0
 
 
-def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(start_app: StartApp) -> None:
+def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(
+    serving_rules: Path, start_app: StartApp
+) -> None:
     """With every worker busy, a call that waits past its deadline is dropped unanswered."""
-    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    running = start_app(serving_rules, watch=False, threads=1)
     stream, gate = _held_stream(running.stub)
     future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
     with pytest.raises(grpc.RpcError) as info:
@@ -205,9 +209,9 @@ def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(start_app: Star
     assert served == 1  # only the call just made: the expired one never reached the servicer
 
 
-def test_a_cancelled_stream_frees_its_worker(start_app: StartApp) -> None:
+def test_a_cancelled_stream_frees_its_worker(serving_rules: Path, start_app: StartApp) -> None:
     """A client that cancels mid-stream leaves no stream open and no worker held."""
-    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    running = start_app(serving_rules, watch=False, threads=1)
     stream, gate = _held_stream(running.stub)
     assert running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 1
     stream.cancel()
@@ -236,9 +240,11 @@ VANISHING_CLIENT = textwrap.dedent(
 )
 
 
-def test_a_client_process_that_dies_mid_stream_frees_its_stream(start_app: StartApp) -> None:
+def test_a_client_process_that_dies_mid_stream_frees_its_stream(
+    serving_rules: Path, start_app: StartApp
+) -> None:
     """SIGKILL a client holding a stream open: the server notices and lets the stream go."""
-    running = start_app(BUNDLED_RULES, watch=False, threads=1)
+    running = start_app(serving_rules, watch=False, threads=1)
     client = subprocess.Popen(
         [sys.executable, "-c", VANISHING_CLIENT, running.app.address],
         cwd=ROOT,

@@ -10,7 +10,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import Running, StartApp
-from tests.support import BUNDLED_RULES
 
 RATE_LIMIT = pb.ExceptionDescriptor(
     type="openai.RateLimitError", http_status=429, origin=pb.ORIGIN_PROVIDER
@@ -35,8 +34,8 @@ def _value(
 
 
 @pytest.fixture
-def running(start_app: StartApp) -> Running:
-    return start_app(BUNDLED_RULES, watch=False)
+def running(serving_rules: Path, start_app: StartApp) -> Running:
+    return start_app(serving_rules, watch=False)
 
 
 def test_classifications_are_counted_by_class_rule_and_origin(running: Running) -> None:
@@ -55,7 +54,7 @@ def test_classifications_are_counted_by_class_rule_and_origin(running: Running) 
         _value(
             samples,
             "errorclass_classifications_total",
-            **{"class": "RateLimited", "rule": "http.provider-429", "origin": "provider"},
+            **{"class": "RateLimited", "rule": "provider.429", "origin": "provider"},
         )
         == 4
     )
@@ -125,10 +124,10 @@ def test_readiness_drops_as_shutdown_begins(running: Running) -> None:
     assert running.http("/-/healthy")[0] == 200
 
 
-def test_metrics_are_per_server(start_app: StartApp, tmp_path: Path) -> None:
+def test_metrics_are_per_server(serving_rules: Path, start_app: StartApp, tmp_path: Path) -> None:
     """Two servers in one process keep separate counts (no global registry)."""
-    a = start_app(BUNDLED_RULES, watch=False)
-    b = start_app(BUNDLED_RULES, watch=False)
+    a = start_app(serving_rules, watch=False)
+    b = start_app(serving_rules, watch=False)
     a.stub.Classify(pb.ClassifyRequest(descriptor=WEIRD))
     assert a.metric("errorclass_unknown_total", reason="no_match") == 1
     assert b.metric("errorclass_unknown_total", reason="no_match") == 0

@@ -13,7 +13,6 @@ from classifier.cli import main
 from classifier.server import TlsFiles
 from tests.certs import Authority, Pem
 from tests.conftest import Running, StartApp
-from tests.support import BUNDLED_RULES
 
 PROBE = pb.ClassifyRequest(
     descriptor=pb.ExceptionDescriptor(type="x.Y", http_status=503, origin=pb.ORIGIN_PROVIDER)
@@ -53,10 +52,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pem]:
     }
 
 
-def test_tls_serves_clients_that_trust_the_server(start_app: StartApp, pki: dict[str, Pem]) -> None:
+def test_tls_serves_clients_that_trust_the_server(
+    serving_rules: Path, start_app: StartApp, pki: dict[str, Pem]
+) -> None:
     """--tls-cert/--tls-key: a TLS client gets answers; a plaintext client does not."""
     tls = TlsFiles(pki["server"].cert, pki["server"].key)
-    running = start_app(BUNDLED_RULES, address="127.0.0.1:0", watch=False, tls=tls)
+    running = start_app(serving_rules, address="127.0.0.1:0", watch=False, tls=tls)
     assert _call(running, pki["ca"]).class_name == "ProviderError"
     with pytest.raises(grpc.RpcError) as info:
         _call(running, None)
@@ -64,11 +65,11 @@ def test_tls_serves_clients_that_trust_the_server(start_app: StartApp, pki: dict
 
 
 def test_mutual_tls_refuses_clients_without_a_certificate_from_its_ca(
-    start_app: StartApp, pki: dict[str, Pem]
+    serving_rules: Path, start_app: StartApp, pki: dict[str, Pem]
 ) -> None:
     """--tls-client-ca: only clients whose certificate the CA signed get through."""
     tls = TlsFiles(pki["server"].cert, pki["server"].key, pki["ca"].cert)
-    running = start_app(BUNDLED_RULES, watch=False, tls=tls)
+    running = start_app(serving_rules, watch=False, tls=tls)
     assert _call(running, pki["ca"], pki["client"]).class_name == "ProviderError"
     for client in (None, pki["rogue-client"]):
         with pytest.raises(grpc.RpcError) as info:
@@ -80,11 +81,14 @@ def test_mutual_tls_refuses_clients_without_a_certificate_from_its_ca(
 
 
 def test_the_health_command_speaks_mutual_tls(
-    start_app: StartApp, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+    serving_rules: Path,
+    start_app: StartApp,
+    pki: dict[str, Pem],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`classifier health` with the CA and a client certificate reports SERVING (exit 0)."""
     tls = TlsFiles(pki["server"].cert, pki["server"].key, pki["ca"].cert)
-    running = start_app(BUNDLED_RULES, watch=False, tls=tls)
+    running = start_app(serving_rules, watch=False, tls=tls)
     address = f"localhost:{running.app.server.port}"
     args = ["health", "--addr", address, "--tls-ca", str(pki["ca"].cert)]
     client = ["--tls-cert", str(pki["client"].cert), "--tls-key", str(pki["client"].key)]
@@ -93,14 +97,16 @@ def test_the_health_command_speaks_mutual_tls(
     assert main(args) == 1
 
 
-def test_a_file_that_is_not_pem_is_named(tmp_path: Path, pki: dict[str, Pem]) -> None:
+def test_a_file_that_is_not_pem_is_named(
+    serving_rules: Path, tmp_path: Path, pki: dict[str, Pem]
+) -> None:
     """A wrong --tls-key is refused at start with the file named, not at the first call."""
     from classifier.server import App, ServeConfig
 
     bogus = tmp_path / "key.pem"
     bogus.write_text("not a key\n")
     config = ServeConfig(
-        rules=BUNDLED_RULES, address="127.0.0.1:0", tls=TlsFiles(pki["server"].cert, bogus)
+        rules=serving_rules, address="127.0.0.1:0", tls=TlsFiles(pki["server"].cert, bogus)
     )
     with pytest.raises(ValueError, match=rf"{bogus}: not a PEM private key"):
         App(config)

@@ -22,7 +22,6 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.conftest import StartApp
 from tests.support import (
-    BUNDLED_RULES,
     ConfigMapVolume,
     ruleset_files,
     wait_for,
@@ -32,27 +31,6 @@ from tests.support import (
 CLIENTS = 12
 SECONDS = 2.0
 MAX_ROUNDS = 5000
-
-LOAD_RULES = """
-rules:
-  - id: dotnet.timeout
-    when:
-      type: System.Threading.Tasks.TaskCanceledException
-      cause: {type: System.TimeoutException}
-    class: Timeout
-  - id: dotnet.cancel
-    when: {type: System.OperationCanceledException}
-    class: Canceled
-  - id: provider.429
-    when: {origin: provider, http_status: 429}
-    class: RateLimited
-  - id: provider.5xx
-    when: {origin: provider, http_status: 5xx}
-    class: ProviderError
-  - id: tool.timed-out
-    when: {origin: tool, message: '(?i)timed out after \\d+ ?ms'}
-    class: ToolTimeout
-"""
 
 CASES: list[tuple[pb.ExceptionDescriptor, str, str]] = [
     (
@@ -194,19 +172,11 @@ def run_clients(
 
 
 def test_many_concurrent_clients_get_every_answer_right(
-    tmp_path: Path, start_app: StartApp
+    serving_rules: Path, start_app: StartApp
 ) -> None:
     """Load: concurrent clients on all three classify RPCs; zero failures, zero wrong answers."""
-    root = write_folder(
-        tmp_path / "rules",
-        {
-            "ruleset.yaml": "name: load\nversion: 1.0.0\n",
-            "actions.yaml": (BUNDLED_RULES / "actions.yaml").read_text(),
-            "rules.yaml": LOAD_RULES,
-        },
-    )
-    ruleset = load_ruleset(root)
-    running = start_app(root)
+    ruleset = load_ruleset(serving_rules)
+    running = start_app(serving_rules)
 
     def check(i: int, answer: pb.ClassifyResponse) -> str | None:
         _, cls, rule = CASES[i]
