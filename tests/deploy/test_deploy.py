@@ -141,6 +141,12 @@ def test_the_configmap_mounts_as_the_bundled_ruleset(tmp_path: Path) -> None:
     assert (mounted.digest, len(mounted.rules)) == (bundled.digest, len(bundled.rules))
 
 
+def test_the_rules_fit_in_a_configmap() -> None:
+    """Kubernetes stores at most 1 MiB in a ConfigMap; the generator refuses more."""
+    data = _manifests()["ConfigMap"]["data"]
+    assert sum(len(v.encode()) for v in data.values()) <= gen_deploy_rules.MAX_CONFIGMAP_BYTES
+
+
 def test_the_generator_reads_what_the_loader_reads(tmp_path: Path) -> None:
     """Case files and stray files stay out of the ConfigMap; nested rule files go in."""
     root = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
