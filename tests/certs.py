@@ -72,7 +72,9 @@ class Authority:
         )
         self.pem = _write(folder, name, self.cert, self.key)
 
-    def issue(self, name: str, *, server: bool) -> Pem:
+    def issue(self, name: str, *, server: bool, dns_names: tuple[str, ...] = ("localhost",)) -> Pem:
+        """A certificate signed by this authority; a server certificate names `dns_names`
+        and, when they include localhost, 127.0.0.1."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = dt.datetime.now(dt.UTC)
         builder = (
@@ -94,7 +96,14 @@ class Authority:
         if server:
             builder = builder.add_extension(
                 x509.SubjectAlternativeName(
-                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                    [
+                        *(x509.DNSName(n) for n in dns_names),
+                        *(
+                            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                            if "localhost" in dns_names
+                            else []
+                        ),
+                    ]
                 ),
                 critical=False,
             )

@@ -1,73 +1,21 @@
-"""The client over TLS and mutual TLS, against a real secure server with certificates made here."""
+"""The client over TLS and mutual TLS, against `classifier serve`'s own TLS server and
+certificates made here."""
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 from collections.abc import Iterator
-from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from classifier import Ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import TLS, Client, ErrorClass, ServiceError
-from classifier.server.service import ClassifierService, RulesetHolder
-
-
-@dataclass(frozen=True)
-class Pem:
-    cert: bytes
-    key: bytes
-
-
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _issue(
-    subject: str,
-    issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
-    *,
-    ca: bool = False,
-    sans: list[x509.GeneralName] | None = None,
-    usage: x509.ObjectIdentifier | None = None,
-) -> tuple[Pem, x509.Name, ec.EllipticCurvePrivateKey]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    issuer_name, issuer_key = issuer if issuer else (_name(subject), key)
-    now = dt.datetime.now(dt.UTC)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(_name(subject))
-        .issuer_name(issuer_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-    )
-    if sans:
-        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-    if usage:
-        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    cert = builder.sign(issuer_key, hashes.SHA256())
-    pem = Pem(
-        cert.public_bytes(serialization.Encoding.PEM),
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
-    )
-    return pem, _name(subject), key
+from classifier.server import create_server
+from classifier.server.tls import TlsFiles
+from tests.certs import Authority, Pem
 
 
 @dataclass(frozen=True)
@@ -80,48 +28,35 @@ class Pki:
 
 
 @pytest.fixture(scope="module")
-def pki() -> Pki:
-    ca, ca_name, ca_key = _issue("errorclass test CA", None, ca=True)
-    other_ca, _, _ = _issue("someone else's CA", None, ca=True)
-    server, _, _ = _issue(
-        "localhost",
-        (ca_name, ca_key),
-        sans=[x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))],
-        usage=ExtendedKeyUsageOID.SERVER_AUTH,
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    folder = tmp_path_factory.mktemp("pki")
+    ca = Authority(folder, "errorclass-test-ca")
+    other = Authority(folder, "someone-elses-ca")
+    return Pki(
+        ca=ca.pem,
+        other_ca=other.pem,
+        server=ca.issue("server", server=True),
+        internal_only=ca.issue("internal", server=True, dns_names=("classifier.internal",)),
+        client=ca.issue("runtime-7", server=False),
     )
-    internal, _, _ = _issue(
-        "classifier.internal",
-        (ca_name, ca_key),
-        sans=[x509.DNSName("classifier.internal")],
-        usage=ExtendedKeyUsageOID.SERVER_AUTH,
-    )
-    client, _, _ = _issue("runtime-7", (ca_name, ca_key), usage=ExtendedKeyUsageOID.CLIENT_AUTH)
-    return Pki(ca, other_ca, server, internal, client)
 
 
 @contextmanager
-def secure_server(bundled: Ruleset, cert: Pem, *, client_ca: bytes | None = None) -> Iterator[int]:
-    """A real secure server; with `client_ca` it requires client certificates signed by it."""
-    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-    pb_grpc.add_ErrorClassifierServicer_to_server(ClassifierService(RulesetHolder(bundled)), srv)
-    credentials = grpc.ssl_server_credentials(
-        [(cert.key, cert.cert)],
-        root_certificates=client_ca,
-        require_client_auth=client_ca is not None,
-    )
-    port = srv.add_secure_port("127.0.0.1:0", credentials)
+def secure_server(bundled: Ruleset, cert: Pem, *, client_ca: Path | None = None) -> Iterator[int]:
+    """The real server with TLS; with `client_ca` it requires client certificates signed by it."""
+    srv = create_server(bundled, "127.0.0.1:0", tls=TlsFiles(cert.cert, cert.key, client_ca))
     srv.start()
     try:
-        yield port
+        yield srv.port
     finally:
-        srv.stop(0)
+        srv.stop(grace=0)
 
 
 def test_tls_with_the_servers_ca(pki: Pki, bundled: Ruleset) -> None:
     """Trusting the CA that signed the server's certificate, the client classifies over TLS."""
     with (
         secure_server(bundled, pki.server) as port,
-        Client(f"localhost:{port}", tls=TLS(pki.ca.cert)) as c,
+        Client(f"localhost:{port}", tls=TLS(pki.ca.cert.read_bytes())) as c,
     ):
         assert (
             c.classify(type="x", http_status=429, origin="provider").error_class
@@ -133,7 +68,9 @@ def test_tls_refuses_an_untrusted_server(pki: Pki, bundled: Ruleset) -> None:
     """A server whose certificate the client's CA did not sign is never talked to."""
     with (
         secure_server(bundled, pki.server) as port,
-        Client(f"localhost:{port}", tls=TLS(pki.other_ca.cert), timeout=5, attempts=1) as c,
+        Client(
+            f"localhost:{port}", tls=TLS(pki.other_ca.cert.read_bytes()), timeout=5, attempts=1
+        ) as c,
         pytest.raises(ServiceError) as err,
     ):
         c.classify(type="x")
@@ -142,39 +79,33 @@ def test_tls_refuses_an_untrusted_server(pki: Pki, bundled: Ruleset) -> None:
 
 def test_server_name_override(pki: Pki, bundled: Ruleset) -> None:
     """A certificate for classifier.internal, reached at 127.0.0.1, verifies with server_name set."""
+    ca = pki.ca.cert.read_bytes()
     with secure_server(bundled, pki.internal_only) as port:
-        tls = TLS(pki.ca.cert, server_name="classifier.internal")
-        with Client(f"127.0.0.1:{port}", tls=tls) as c:
+        with Client(f"127.0.0.1:{port}", tls=TLS(ca, server_name="classifier.internal")) as c:
             assert c.get_ruleset().digest == bundled.digest
         with (
-            Client(f"127.0.0.1:{port}", tls=TLS(pki.ca.cert), timeout=5, attempts=1) as c,
+            Client(f"127.0.0.1:{port}", tls=TLS(ca), timeout=5, attempts=1) as c,
             pytest.raises(ServiceError),
         ):
             c.get_ruleset()
 
 
-def test_mutual_tls(pki: Pki, bundled: Ruleset, tmp_path: Path) -> None:
+def test_mutual_tls(pki: Pki, bundled: Ruleset) -> None:
     """A server that requires client certificates answers a client with one (read from PEM files)
     and refuses a client without."""
-    for name, data in [
-        ("ca.pem", pki.ca.cert),
-        ("client.pem", pki.client.cert),
-        ("client.key", pki.client.key),
-    ]:
-        (tmp_path / name).write_bytes(data)
-    tls = TLS.from_files(
-        ca=tmp_path / "ca.pem", cert=tmp_path / "client.pem", key=tmp_path / "client.key"
-    )
+    tls = TLS.from_files(ca=pki.ca.cert, cert=pki.client.cert, key=pki.client.key)
     assert (tls.root_certificates, tls.certificate_chain, tls.private_key) == (
-        pki.ca.cert,
-        pki.client.cert,
-        pki.client.key,
+        pki.ca.cert.read_bytes(),
+        pki.client.cert.read_bytes(),
+        pki.client.key.read_bytes(),
     )
     with secure_server(bundled, pki.server, client_ca=pki.ca.cert) as port:
         with Client(f"localhost:{port}", tls=tls) as c:
             assert c.classify(type="x").error_class is ErrorClass.Unknown
         with (
-            Client(f"localhost:{port}", tls=TLS(pki.ca.cert), timeout=5, attempts=1) as c,
+            Client(
+                f"localhost:{port}", tls=TLS(pki.ca.cert.read_bytes()), timeout=5, attempts=1
+            ) as c,
             pytest.raises(ServiceError) as err,
         ):
             c.classify(type="x")
@@ -184,6 +115,6 @@ def test_mutual_tls(pki: Pki, bundled: Ruleset, tmp_path: Path) -> None:
 def test_a_certificate_needs_its_key(pki: Pki) -> None:
     """A client certificate without its key (or the reverse) is refused when the TLS options are made."""
     with pytest.raises(ValueError, match="private key"):
-        TLS(pki.ca.cert, certificate_chain=pki.client.cert)
+        TLS(pki.ca.cert.read_bytes(), certificate_chain=pki.client.cert.read_bytes())
     with pytest.raises(ValueError, match="private key"):
-        TLS(pki.ca.cert, private_key=pki.client.key)
+        TLS(pki.ca.cert.read_bytes(), private_key=pki.client.key.read_bytes())
