@@ -12,9 +12,10 @@
     class_never_produced  a class no rule produces
 
 Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
-witness is confirmed by the real engine (`explain`, the same code path as
-`classifier explain`) before it is reported, so a reported conflict is a
-real one. The search is not exhaustive: a pair whose witness cannot be
+witness is confirmed by the real engine before it is reported (`classify`
+must answer Unknown (conflict), or not the shadowed rule, and the engine's
+own ranking of the matches must put the two rules where the warning says),
+so a reported conflict is a real one. The search is not exhaustive: a pair whose witness cannot be
 built (patterns no sample satisfies together, or a third rule that outranks
 both on every witness tried) is not reported. Sound, not complete.
 
@@ -42,14 +43,13 @@ from classifier.conditions import (
     TypeIs,
 )
 from classifier.descriptor import Descriptor
-from classifier.engine import classify
+from classifier.engine import classify, ranked_matches
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
-from classifier.explain import explain
 from classifier.location import Location
 from classifier.ruleset import CompiledRule, Ruleset
 from classifier.schema import LINT_CODES
-from classifier.taxonomy import GRPC_CODES, ErrorClass, UnknownReason
-from classifier.witness import WitnessBuilder, compatible, witness_text
+from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
+from classifier.witness import WitnessBuilder, compatible, plain_values, witness_text
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
 
@@ -134,6 +134,10 @@ def _warning(
     )
 
 
+def _answer(rule: CompiledRule) -> tuple[ErrorClass, Effect]:
+    return (rule.outcome.error_class, rule.outcome.effect)
+
+
 def _verdict(rule: CompiledRule) -> str:
     return f"{rule.outcome.error_class.name}/{rule.outcome.effect.label}"
 
@@ -158,12 +162,13 @@ def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
         for name in names:
             groups[(rule.condition_count, rule.priority, name)].append(rule)
     seen: set[tuple[int, int]] = set()
+    values = {rule.order: plain_values(rule) for rule in ruleset.rules}
     for group in groups.values():
         for a, b in combinations(group, 2):
-            if _verdict(a) == _verdict(b) or (a.order, b.order) in seen:
+            if _answer(a) == _answer(b) or (a.order, b.order) in seen:
                 continue
             seen.add((a.order, b.order))
-            if not compatible(a, b):
+            if not compatible(values[a.order], values[b.order]):
                 continue
             witness = _first(
                 builder.candidates([a, b], WITNESS_ATTEMPTS), _conflict_shown(ruleset, a, b)
@@ -175,21 +180,14 @@ def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
 def _conflict_shown(
     ruleset: Ruleset, a: CompiledRule, b: CompiledRule
 ) -> Callable[[Descriptor], bool]:
-    """Whether the engine answers Unknown (conflict) for a descriptor, with a and b in the tie.
-
-    The indexed engine rules a candidate out quickly (it decides exactly as
-    explain does); explain, the same code path as `classifier explain`,
-    confirms the two rules are the ones tied.
-    """
+    """Whether the engine answers Unknown (conflict) for a descriptor, with a and b in the tie."""
 
     def shown(d: Descriptor) -> bool:
-        if classify(ruleset, d).unknown_reason is not UnknownReason.conflict:
-            return False
-        result = explain(ruleset, d)
-        tied = (
-            {x.loser_rule_id for x in result.explanation.decisions} if result.explanation else set()
+        ranked = ranked_matches(ruleset, d)
+        tied = {m.rule.order for m in ranked if m.rank == ranked[0].rank}
+        return {a.order, b.order} <= tied and (
+            classify(ruleset, d).unknown_reason is UnknownReason.conflict
         )
-        return result.unknown_reason is UnknownReason.conflict and {a.id, b.id} <= tied
 
     return shown
 
@@ -253,7 +251,7 @@ def _outranks(w: CompiledRule, r: CompiledRule) -> bool:
         return w.condition_count > r.condition_count
     if w.priority != r.priority:
         return w.priority > r.priority
-    return w.order < r.order and _verdict(w) == _verdict(r)
+    return w.order < r.order and _answer(w) == _answer(r)
 
 
 def _shadow_shown(
@@ -262,15 +260,12 @@ def _shadow_shown(
     """Whether, for a descriptor, both rules match, w ranks ahead of r, and r does not decide."""
 
     def shown(d: Descriptor) -> bool:
-        if classify(ruleset, d).rule_id == r.id:
-            return False
-        result = explain(ruleset, d)
-        ids = [m.rule_id for m in result.explanation.matches] if result.explanation else []
+        ranked = [m.rule.order for m in ranked_matches(ruleset, d)]
         return (
-            w.id in ids
-            and r.id in ids
-            and ids.index(w.id) < ids.index(r.id)
-            and result.rule_id != r.id
+            w.order in ranked
+            and r.order in ranked
+            and ranked.index(w.order) < ranked.index(r.order)
+            and classify(ruleset, d).rule_id != r.id
         )
 
     return shown

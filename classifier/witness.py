@@ -89,13 +89,26 @@ def constraints(conditions: Sequence[Condition]) -> _Constraints:
     return out
 
 
-def compatible(a: CompiledRule, b: CompiledRule) -> bool:
-    """Whether no plain field, attribute or type rules out a descriptor both rules match.
+def plain_values(rule: CompiledRule) -> dict[str, frozenset[Any]]:
+    """A rule's value sets by key (`type`, each plain field, `attributes.<name>`)."""
+    out: dict[str, frozenset[Any]] = {}
+    for c in rule.all_conditions:
+        if isinstance(c, TypeIs):
+            out["type"] = c.names
+        elif isinstance(c, FieldIn):
+            out[c.field] = c.values
+        elif isinstance(c, AttributeIs):
+            out[f"attributes.{c.name}"] = c.values
+    return out
 
-    A cheap test before building a witness: patterns and causes are left to
-    the witness builder.
+
+def compatible(a: dict[str, frozenset[Any]], b: dict[str, frozenset[Any]]) -> bool:
+    """Whether no type, plain field or attribute rules out a descriptor both rules match.
+
+    Takes `plain_values` of each rule; a cheap test before building a
+    witness (patterns and causes are left to the witness builder).
     """
-    return constraints((*a.all_conditions, *b.all_conditions)).satisfiable
+    return all(not values.isdisjoint(b[key]) for key, values in a.items() if key in b)
 
 
 class WitnessBuilder:
