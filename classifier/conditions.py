@@ -175,8 +175,9 @@ class CauseMatches(Condition):
         causes = subject.causes
         if not causes:
             return "the descriptor has no causes"
-        types = ", ".join(c.type for c in causes)
-        return f"no cause satisfies all of it (causes: {types})"
+        nearest = max(causes, key=lambda c: sum(cond.holds(c) for cond in self.conditions))
+        failed = next(cond for cond in self.conditions if not cond.holds(nearest))
+        return f"the nearest cause, {nearest.type}, fails {failed.text}: {failed.observed(nearest)}"
 
 
 @dataclass(frozen=True, slots=True)

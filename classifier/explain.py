@@ -109,6 +109,30 @@ _STEPS = {
 }
 
 
+def _flow(value: Any) -> str:
+    """A value as one line of YAML flow style, quoted only where YAML needs it."""
+    text = yaml.safe_dump(
+        value, default_flow_style=True, width=10**9, allow_unicode=True, sort_keys=False
+    )
+    return text.strip().removesuffix("...").strip()
+
+
+def render_descriptor(d: Descriptor, indent: str = "") -> list[str]:
+    """The normalised descriptor as YAML lines, one per field and one per cause.
+
+    Valid YAML in the descriptor-file shape, so it can be copied into a case
+    file or fed back to `classifier explain`.
+    """
+    lines = []
+    for key, value in descriptor_dict(d).items():
+        if key == "causes":
+            lines.append(f"{indent}causes:")
+            lines += [f"{indent}  - {_flow(cause)}" for cause in value]
+        else:
+            lines.append(f"{indent}{key}: {_flow(value)}")
+    return lines
+
+
 def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
@@ -128,16 +152,8 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
     separated by blank lines, each item's details indented under it.
     """
     e = c.explanation
-    dumped = yaml.safe_dump(
-        descriptor_dict(descriptor),
-        sort_keys=False,
-        allow_unicode=True,
-        width=10**9,
-        default_flow_style=None,
-    )
-    lines = [
-        "descriptor (normalised):",
-        *("  " + line for line in dumped.rstrip().splitlines()),
+    lines = ["descriptor (normalised):", *render_descriptor(descriptor, indent="  ")]
+    lines += [
         "",
         "answer:",
         *("  " + line for line in render_classification(c).splitlines()),

@@ -193,13 +193,13 @@ def _conflict_shown(
 
 
 def _conflict(a: CompiledRule, b: CompiledRule, witness: Descriptor) -> Diagnostic:
-    depth = "the same type" if a.type_condition else "no type condition"
+    depth = "at the same type depth" if a.type_condition else "without a type condition"
     return _warning(
         "conflicting_rules",
-        f'conflicts with rule "{a.id}" at {a.location}: both match the witness with {depth}, '
+        f'conflicts with rule "{a.id}" at {a.location}: both match the witness {depth}, with '
         f"{_n(b.condition_count, 'condition')} and priority {b.priority}, but this rule says "
         f"{_verdict(b)} and that one {_verdict(a)}, so the answer is Unknown (conflict); "
-        "add a condition to one of them or give one a priority",
+        "add a condition to one of them, or give one a priority",
         b.location,
         b,
         related=(a.location,),
@@ -377,7 +377,7 @@ def _message_only(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
         yield _Finding(
             _warning(
                 "message_only_rule",
-                f"decides on message text alone ({message.text}): free text is where "
+                f"decides on message text alone (`{message.text}`): free text is where "
                 "classifiers go wrong (a 429 inside an echoed prompt is not a rate limit); "
                 + _structural_hint(message.text),
                 rule.locations.get(key, rule.location),

@@ -109,13 +109,18 @@ class ExplainTracer:
         )
 
     def _near_misses(self) -> tuple[NearMiss, ...]:
+        """The rules that failed the fewest conditions; among those, a rule whose type held
+        (or that has none) is nearer than one for another type."""
         scored = []
         for rule, results, _depth in self.evaluations:
             held = [c for c, ok in results if ok]
             failed = [c for c, ok in results if not ok]
             if held and failed:
-                scored.append((len(failed), -len(held), rule.order, rule, failed, held))
-        scored.sort(key=lambda s: s[:3])
+                type_failed = rule.type_condition in failed
+                scored.append(
+                    (len(failed), type_failed, -len(held), rule.order, rule, failed, held)
+                )
+        scored.sort(key=lambda s: s[:4])
         d = self.descriptor
         return tuple(
             NearMiss(
