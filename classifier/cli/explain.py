@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from classifier.compiler import load_ruleset
-from classifier.descriptor_io import read_descriptor
-from classifier.errors import DescriptorError, RulesetError
+from classifier.cli.inputs import ruleset_and_descriptor
 from classifier.explain import classification_dict, descriptor_dict, explain, render_explanation
 
 
@@ -33,19 +30,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        ruleset = load_ruleset(args.rules)
-        descriptor = read_descriptor(args.descriptor)
-    except RulesetError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    except DescriptorError as exc:
-        for violation in exc.violations:
-            print(f"{args.descriptor}: {violation}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"classifier: {exc}", file=sys.stderr)
-        return 2
+    loaded = ruleset_and_descriptor(args.rules, args.descriptor)
+    if isinstance(loaded, int):
+        return loaded
+    ruleset, descriptor = loaded
     result = explain(ruleset, descriptor)
     if args.format == "json":
         out = {"descriptor": descriptor_dict(descriptor), **classification_dict(result)}
