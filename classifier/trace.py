@@ -160,10 +160,9 @@ def _decisions(
             PrecedenceDecision(
                 m.rule.id,
                 "conflict",
-                f"{m.rule.id} says {m.rule.outcome.error_class.name}/{m.rule.outcome.effect.label} "
-                f"and ties with {', '.join(o.rule.id for o in top if o is not m)} at every "
-                f"precedence step (type depth, {m.rule.condition_count} conditions, priority "
-                f"{m.rule.priority}); the tied rules disagree on class or effect",
+                f"{m.rule.id} ({m.rule.outcome.error_class.name}, {m.rule.outcome.effect.label}) "
+                "ties with the other top rules on type depth, condition count and priority, "
+                "and they disagree on class or effect",
             )
             for m in top
         )

@@ -18,7 +18,7 @@ import yaml
 from hypothesis import strategies as st
 
 from classifier import CauseInput, Descriptor, Origin, Ruleset, build_descriptor, load_ruleset
-from tests.support import BUNDLED_RULES
+from tests.catalog import CATALOG
 
 TYPES = ["a.A", "a.B", "a.C"]
 CLASSES = ["Timeout", "RateLimited", "ProviderError"]
@@ -112,10 +112,10 @@ def descriptors(draw: st.DrawFn) -> Descriptor:
 
 @contextmanager
 def compiled(rule_docs: list[Any]) -> Iterator[Ruleset]:
-    """The rules written to a real ruleset folder (bundled catalog), loaded and compiled."""
+    """The rules written to a real ruleset folder (tests/catalog.yaml), loaded and compiled."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        shutil.copy(BUNDLED_RULES / "actions.yaml", root / "actions.yaml")
+        shutil.copy(CATALOG, root / "actions.yaml")
         (root / "ruleset.yaml").write_text(MANIFEST)
         (root / "rules.yaml").write_text(yaml.safe_dump({"rules": rule_docs}, sort_keys=False))
         yield load_ruleset(root)

@@ -24,11 +24,18 @@ from classifier.engine import ranked_matches
 from classifier.errors import Severity
 from classifier.lint import lint, lint_report
 from classifier.ruleset import Ruleset
+from tests.catalog import CATALOG, with_fixed_catalog
 from tests.strategies import compiled, descriptors, rulesets
 from tests.support import MakeRuleset
 
 QUIET = "name: t\nversion: '1'\nlint_ignore: [class_never_produced, unused_action]\n"
 OTHER_RULE = re.compile(r'rule "([^"]+)" at ')
+
+
+@pytest.fixture
+def make_ruleset(make_ruleset: MakeRuleset) -> MakeRuleset:
+    """The shared fixture, with tests/catalog.yaml rather than the moving bundled catalog."""
+    return with_fixed_catalog(make_ruleset)
 
 
 def _lint(make_ruleset: MakeRuleset, rules: str, manifest: str = QUIET) -> list[Diagnostic]:
@@ -330,14 +337,21 @@ def test_rule_warnings_point_at_the_condition(make_ruleset: MakeRuleset) -> None
 
 
 def test_catalog_warnings(make_ruleset: MakeRuleset) -> None:
-    """Only rules.resolve-conflict is unused; every class but Timeout is never produced."""
+    """An action nothing names, and every class no rule produces, at their catalog entries."""
+    catalog = CATALOG.read_text().replace(
+        "classes:", "  - {id: ops.page-oncall, summary: Nothing names it.}\nclasses:"
+    )
     root = make_ruleset(
-        "rules:\n  - {id: t, when: {type: x.T}, class: Timeout, action: tool.investigate}\n"
+        {
+            "actions.yaml": catalog,
+            "rules.yaml": "rules:\n  - {id: t, when: {type: x.T}, class: Timeout, "
+            "action: tool.investigate}\n",
+        }
     )
     found = lint(load_ruleset(root))
     unused = [d.message.split('"')[1] for d in found if d.code == "unused_action"]
     never = {d.message.split()[4] for d in found if d.code == "class_never_produced"}
-    assert unused == ["rules.resolve-conflict"]
+    assert unused == ["ops.page-oncall"]
     assert "Timeout" not in never
     assert len(never) == 12
     assert all(d.location.file.endswith("actions.yaml") for d in found)
@@ -351,7 +365,7 @@ def test_lint_ignore_silences_and_counts(make_ruleset: MakeRuleset) -> None:
           - {id: c, when: {}, class: ToolError, lint_ignore: [catch_all_rule]}
         """
     report = lint_report(load_ruleset(make_ruleset(rules, manifest=QUIET)))
-    assert (report.warnings, report.suppressed) == ([], 13)
+    assert (report.warnings, report.suppressed) == ([], 12)
 
 
 def test_lint_ignore_must_name_a_lint_code(make_ruleset: MakeRuleset) -> None:
