@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases check lint typecheck proto proto-baseline deploy-rules bench clean
+.PHONY: setup run test cases check lint typecheck proto proto-baseline deploy-rules bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract la
 
 deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volume items)
 	$(BIN)/python tools/gen_deploy_rules.py
+
+bench: $(STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail)
+	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+
+golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
+	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache examples/node/node_modules

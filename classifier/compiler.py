@@ -33,6 +33,7 @@ from classifier.conditions import (
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.index import RuleIndex
 from classifier.loader import RulesetSource, RuleSource, display_path, load_source
+from classifier.location import Location
 from classifier.ruleset import Action, CompiledRule, Outcome, Ruleset
 from classifier.schema import (
     CatalogDoc,
@@ -79,7 +80,27 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
         defaults=defaults,
         actions=actions,
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        action_locations=_action_locations(source),
+        class_locations=_class_locations(source),
+        lint_ignore=frozenset(source.manifest.lint_ignore),
     )
+
+
+def _action_locations(source: RulesetSource) -> dict[str, Location]:
+    if source.catalog is None:
+        return {}
+    at = source.catalog_positions
+    out: dict[str, Location] = {}
+    for i, doc in enumerate(source.catalog.actions):
+        out.setdefault(doc.id, at.value(("actions", i)))
+    return out
+
+
+def _class_locations(source: RulesetSource) -> dict[ErrorClass, Location]:
+    if source.catalog is None:
+        return {}
+    at = source.catalog_positions
+    return {parse_class(name): at.key(("classes", name)) for name in source.catalog.classes}
 
 
 def _catalog(
@@ -206,6 +227,14 @@ def _rule(
         priority=doc.priority,
         order=order,
         outcome=outcome,
+        locations={
+            "when": source.at("when"),
+            **{
+                key: source.positions.key((*source.path, "when", key))
+                for key in doc.when.model_dump(exclude_none=True)
+            },
+        },
+        lint_ignore=frozenset(doc.lint_ignore),
     )
 
 

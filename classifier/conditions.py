@@ -2,7 +2,8 @@
 
 Each condition tests one thing about a descriptor (or a cause) and renders
 itself back as canonical rule text, which explain output and diagnostics
-show. Conditions are built by the compiler; the engine only calls `holds`.
+show; `observed` says what it found instead, for explain's near misses.
+Conditions are built by the compiler; the engine only calls `holds`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from classifier.taxonomy import GRPC_CODE_NAMES
 
 
 class Subject(Protocol):
@@ -40,6 +43,10 @@ class Condition(ABC):
     @abstractmethod
     def holds(self, subject: Any) -> bool:
         """Whether the condition holds for a descriptor (or, inside `cause`, a cause)."""
+
+    @abstractmethod
+    def observed(self, subject: Any) -> str:
+        """What the subject has where this condition looks (`http_status is 503`)."""
 
     @property
     def weight(self) -> int:
@@ -72,6 +79,12 @@ class TypeIs(Condition):
     def holds(self, subject: Subject) -> bool:
         return any(name in self.names for name in subject.chain)
 
+    def observed(self, subject: Subject) -> str:
+        chain = subject.chain
+        if len(chain) == 1:
+            return f"the type is {chain[0]}, with no supertypes"
+        return f"the type is {chain[0]}, supertypes {', '.join(chain[1:])}"
+
 
 class FieldIn(Condition):
     """A plain field of the subject (status, code, origin, ...) is one of `values`."""
@@ -86,6 +99,18 @@ class FieldIn(Condition):
     def holds(self, subject: Any) -> bool:
         return getattr(subject, self.field) in self.values
 
+    def observed(self, subject: Any) -> str:
+        value = getattr(subject, self.field)
+        if value is None or value == "" or getattr(value, "name", None) == "unspecified":
+            return f"{self.field} is not set"
+        if self.field == "grpc_status":
+            return f"{self.field} is {GRPC_CODE_NAMES.get(value, value)}"
+        if self.field == "origin":
+            return f"{self.field} is {value.name}"
+        return (
+            f"{self.field} is {value!r}" if isinstance(value, str) else f"{self.field} is {value}"
+        )
+
 
 class MessageMatches(Condition):
     """The message contains a match of an RE2 pattern (compiled once, by the compiler)."""
@@ -98,6 +123,13 @@ class MessageMatches(Condition):
 
     def holds(self, subject: Subject) -> bool:
         return self.pattern.search(subject.message) is not None
+
+    def observed(self, subject: Subject) -> str:
+        message = subject.message
+        if not message:
+            return "the message is empty"
+        shown = message if len(message) <= 80 else message[:77] + "..."
+        return f"the message is {shown!r}"
 
 
 class AttributeIs(Condition):
@@ -113,6 +145,14 @@ class AttributeIs(Condition):
     def holds(self, subject: Any) -> bool:
         attributes: Mapping[str, str] = subject.attributes
         return attributes.get(self.name) in self.values
+
+    def observed(self, subject: Any) -> str:
+        value = subject.attributes.get(self.name)
+        return (
+            f"attribute {self.name} is not set"
+            if value is None
+            else (f"attribute {self.name} is {value!r}")
+        )
 
 
 class CauseMatches(Condition):
@@ -130,6 +170,14 @@ class CauseMatches(Condition):
 
     def holds(self, subject: Any) -> bool:
         return any(all(c.holds(cause) for c in self.conditions) for cause in subject.causes)
+
+    def observed(self, subject: Any) -> str:
+        causes = subject.causes
+        if not causes:
+            return "the descriptor has no causes"
+        nearest = max(causes, key=lambda c: sum(cond.holds(c) for cond in self.conditions))
+        failed = next(cond for cond in self.conditions if not cond.holds(nearest))
+        return f"the nearest cause, {nearest.type}, fails {failed.text}: {failed.observed(nearest)}"
 
 
 @dataclass(frozen=True, slots=True)

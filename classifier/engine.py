@@ -55,6 +55,16 @@ def classify(
     return result
 
 
+def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
+    """Every rule that matches, best first (precedence key, then ruleset order).
+
+    The same lookup and matching `classify` does, for callers (the linter)
+    that need the whole ranking rather than the decision.
+    """
+    matches = _matches(ruleset.index.candidates(descriptor), descriptor)
+    return sorted(matches, key=lambda m: (m.rank, m.rule.order))
+
+
 def classify_unindexed(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
     """The oracle: the same decision over every rule, no index. Tests compare the two."""
     return _decide(ruleset, _top(_matches(ruleset.rules, descriptor)))

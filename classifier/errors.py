@@ -34,12 +34,18 @@ class Diagnostic:
     rule_id: str = ""
     severity: Severity = Severity.error
     related: tuple[Location, ...] = ()
+    witness: str = ""
 
     def render(self) -> str:
-        """`file:line:col: code: message`, with the rule id when there is one."""
+        """`file:line:col: code: message`, with the rule id when there is one.
+
+        A witness follows on its own indented line, `    witness: {...}`, so it
+        can be copied whole.
+        """
         rule = f' (rule "{self.rule_id}")' if self.rule_id else ""
         prefix = "" if self.severity is Severity.error else f"{self.severity.value}: "
-        return f"{self.location}: {prefix}{self.code}: {self.message}{rule}"
+        line = f"{self.location}: {prefix}{self.code}: {self.message}{rule}"
+        return f"{line}\n    witness: {self.witness}" if self.witness else line
 
     def sort_key(self) -> tuple[Location, str, str]:
         return (self.location, self.code, self.message)

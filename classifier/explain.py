@@ -20,7 +20,7 @@ from classifier.trace import ExplainTracer
 
 def explain(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
     """Classify with a tracer and attach the explanation to the answer."""
-    tracer = ExplainTracer()
+    tracer = ExplainTracer(descriptor=descriptor)
     result = classify(ruleset, descriptor, tracer)
     return dataclasses.replace(result, explanation=tracer.explanation)
 
@@ -101,42 +101,106 @@ def render_classification(c: Classification) -> str:
     return "\n".join(lines)
 
 
-def render_explanation(descriptor: Descriptor, c: Classification) -> str:
-    """The whole explanation: descriptor, matches, why the winner won, near misses."""
-    e = c.explanation
-    dumped = yaml.safe_dump(
-        descriptor_dict(descriptor), sort_keys=False, allow_unicode=True, width=100
+_STEPS = {
+    "type_depth": "step 1, type depth",
+    "condition_count": "step 2, condition count",
+    "priority": "step 3, priority",
+    "order": "step 4, ruleset order",
+}
+
+
+def _flow(value: Any) -> str:
+    """A value as one line of YAML flow style, quoted only where YAML needs it."""
+    text = yaml.safe_dump(
+        value, default_flow_style=True, width=10**9, allow_unicode=True, sort_keys=False
     )
-    lines = [
-        "descriptor (normalised):",
-        *("  " + line for line in dumped.rstrip().splitlines()),
+    return text.strip().removesuffix("...").strip()
+
+
+def render_descriptor(d: Descriptor, indent: str = "") -> list[str]:
+    """The normalised descriptor as YAML lines, one per field and one per cause.
+
+    Valid YAML in the descriptor-file shape, so it can be copied into a case
+    file or fed back to `classifier explain`.
+    """
+    lines = []
+    for key, value in descriptor_dict(d).items():
+        if key == "causes":
+            lines.append(f"{indent}causes:")
+            lines += [f"{indent}  - {_flow(cause)}" for cause in value]
+        else:
+            lines.append(f"{indent}{key}: {_flow(value)}")
+    return lines
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _depth_label(depth: int) -> str:
+    if depth < 0:
+        return "no type condition"
+    if depth == 0:
+        return "own type"
+    return f"supertype {depth} step{'s' if depth > 1 else ''} up"
+
+
+def render_explanation(descriptor: Descriptor, c: Classification) -> str:
+    """The whole explanation: descriptor, answer, matches, why the winner won, near misses.
+
+    The layout is stable (golden files pin it): sections in a fixed order,
+    separated by blank lines, each item's details indented under it.
+    """
+    e = c.explanation
+    lines = ["descriptor (normalised):", *render_descriptor(descriptor, indent="  ")]
+    lines += [
         "",
+        "answer:",
+        *("  " + line for line in render_classification(c).splitlines()),
     ]
-    lines.append(render_classification(c))
     if e is None:
         return "\n".join(lines)
     lines.append("")
     if e.matches:
         lines.append(f"matched rules ({len(e.matches)}, best first):")
-        for m in e.matches:
-            depth = "no type" if m.type_depth < 0 else f"type depth {m.type_depth}"
-            lines.append(
-                f"  {m.rule_id} -> {m.class_name}  [{depth}, {_n(m.condition_count, 'condition')}, "
-                f"priority {m.priority}]  {m.location}"
-            )
-            lines += [f"      held: {cond}" for cond in m.conditions]
+        for i, m in enumerate(e.matches, 1):
+            verdict = f"{m.class_name}/{m.effect}" if m.effect else m.class_name
+            lines += [
+                f"  {i}. {m.rule_id} -> {verdict}  {m.location}",
+                f"     {_depth_label(m.type_depth)}, {_n(m.condition_count, 'condition')}, "
+                f"priority {m.priority}",
+                *(f"     held: {cond}" for cond in m.conditions),
+            ]
     else:
         lines.append("matched rules: none")
-    if e.decisions:
-        lines.append("")
-        lines.append("why:" if e.winner_rule_id else "conflict:")
-        for d in e.decisions:
-            who = f"beats {d.loser_rule_id}" if e.winner_rule_id else d.loser_rule_id
-            lines.append(f"  {who} [{d.step}]: {d.reason}")
+    if e.decisions and e.winner_rule_id:
+        lines += ["", f"why {e.winner_rule_id} decided:"]
+        lines += [
+            f"  over {d.loser_rule_id} at {_STEPS.get(d.step, d.step)}: {d.reason}"
+            for d in e.decisions
+        ]
+    elif e.decisions:
+        tied_ids = [d.loser_rule_id for d in e.decisions]
+        tied = [m for m in e.matches if m.rule_id in tied_ids]
+        first = tied[0]
+        lines += [
+            "",
+            f"conflict: {_and(tied_ids)} tie at every precedence step "
+            f"({_depth_label(first.type_depth)}, {_n(first.condition_count, 'condition')}, "
+            f"priority {first.priority}) and disagree, so the answer is Unknown:",
+            *(f"  {m.rule_id} says {m.class_name}/{m.effect}" for m in tied),
+            "  to settle it, add a condition to one of them or give one a priority",
+        ]
     if e.near_misses:
-        lines.append("")
-        lines.append("near misses:")
+        lines += ["", "near misses (closest first):"]
         for n in e.near_misses:
-            lines.append(f"  {n.rule_id} -> {n.class_name}  ({n.held_count} held)  {n.location}")
-            lines += [f"      failed: {cond}" for cond in n.failed_conditions]
+            lines.append(f"  {n.rule_id} -> {n.class_name}  {n.location}")
+            lines += [f"     held:   {cond}" for cond in n.held_conditions]
+            observed = n.observed or ("",) * len(n.failed_conditions)
+            lines += [
+                f"     failed: {cond}" + (f"  ({seen})" if seen else "")
+                for cond, seen in zip(n.failed_conditions, observed, strict=True)
+            ]
+    elif not e.matches:
+        lines += ["", "near misses: none (no rule had any condition hold)"]
     return "\n".join(lines)

@@ -7,6 +7,7 @@ swap one for another in a single reference assignment.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from classifier.conditions import Condition, TypeIs
@@ -43,7 +44,9 @@ class CompiledRule:
 
     `type_condition` is kept apart from the other conditions because it
     decides precedence (how near the matched type is) and drives the index;
-    `conditions` are the rest, cheapest first.
+    `conditions` are the rest, cheapest first. `locations` places each key
+    of the rule's `when` (and `when` itself) in its file, for diagnostics;
+    `lint_ignore` lists the lint codes the author accepts for this rule.
     """
 
     id: str
@@ -55,6 +58,8 @@ class CompiledRule:
     priority: int
     order: int
     outcome: Outcome
+    locations: Mapping[str, Location] = field(default_factory=dict)
+    lint_ignore: frozenset[str] = frozenset()
 
     @property
     def all_conditions(self) -> tuple[Condition, ...]:
@@ -88,7 +93,12 @@ class Match:
 
 @dataclass(frozen=True)
 class Ruleset:
-    """A compiled ruleset: rules in source order, their index, and the class defaults."""
+    """A compiled ruleset: rules in source order, their index, and the class defaults.
+
+    `action_locations` and `class_locations` place the catalog's entries in
+    `actions.yaml`, and `lint_ignore` lists the lint codes the manifest turns
+    off: what the linter needs beyond the rules themselves.
+    """
 
     name: str
     version: str
@@ -100,6 +110,9 @@ class Ruleset:
     defaults: dict[ErrorClass, Outcome]
     actions: dict[str, Action] = field(default_factory=dict)
     loaded_at: str = ""
+    action_locations: Mapping[str, Location] = field(default_factory=dict)
+    class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
+    lint_ignore: frozenset[str] = frozenset()
 
     def rule(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)

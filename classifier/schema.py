@@ -22,6 +22,10 @@ RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
 ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 ORIGIN_ALIASES = {"caller": "user"}
 EFFECTS = ("fail", "pause", "continue")
+RULE_LINT_CODES = ("conflicting_rules", "shadowed_rule", "catch_all_rule", "message_only_rule")
+"""Lint warnings about one rule: a rule's `lint_ignore` may name these."""
+LINT_CODES = (*RULE_LINT_CODES, "unused_action", "class_never_produced")
+"""Every lint warning: the manifest's `lint_ignore` may name these."""
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
 _STATUS_RANGE = re.compile(r"^(\d{3})\s*-\s*(\d{3})$")
 
@@ -92,6 +96,17 @@ def parse_origin(value: str) -> Origin:
             "known": ", ".join(o.name for o in Origin if o is not Origin.unspecified),
         },
     )
+
+
+def _lint_codes(values: list[str], allowed: tuple[str, ...], where: str) -> list[str]:
+    for value in values:
+        if value not in allowed:
+            raise PydanticCustomError(
+                "unknown_lint_code",
+                "{value} is not a lint code {where} can ignore; known: {known}",
+                {"value": repr(value), "where": where, "known": ", ".join(allowed)},
+            )
+    return values
 
 
 def parse_class(value: str) -> ErrorClass:
@@ -195,6 +210,12 @@ class RuleDoc(_Doc):
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
     priority: int = 0
+    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+
+    @field_validator("lint_ignore")
+    @classmethod
+    def _lint_ignore(cls, values: list[str]) -> list[str]:
+        return _lint_codes(values, RULE_LINT_CODES, "a rule")
 
     @field_validator("class_")
     @classmethod
@@ -229,6 +250,12 @@ class ManifestDoc(_Doc):
     changelog: list[ChangelogEntryDoc] = []
     include: list[str] = ["**/*.yaml", "**/*.yml"]
     exclude: list[str] = []
+    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+
+    @field_validator("lint_ignore")
+    @classmethod
+    def _lint_ignore(cls, values: list[str]) -> list[str]:
+        return _lint_codes(values, LINT_CODES, "a ruleset")
 
     @field_validator("version", mode="before")
     @classmethod

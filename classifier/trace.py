@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from classifier.conditions import Condition
 from classifier.ruleset import UNTYPED_DEPTH, CompiledRule, Match
@@ -42,6 +42,7 @@ class RuleMatch:
     type_depth: int
     condition_count: int
     priority: int
+    effect: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +56,19 @@ class PrecedenceDecision:
 
 @dataclass(frozen=True, slots=True)
 class NearMiss:
-    """A rule that came close, and the conditions that failed."""
+    """A rule that came close, the conditions that failed, and what the descriptor had instead.
+
+    `observed` runs parallel to `failed_conditions` (empty when the tracer
+    was not given the descriptor).
+    """
 
     rule_id: str
     location: str
     class_name: str
     failed_conditions: tuple[str, ...]
     held_count: int
+    held_conditions: tuple[str, ...] = ()
+    observed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +80,15 @@ class Explanation:
 
 
 class ExplainTracer:
-    """Records an evaluation and turns it into an Explanation."""
+    """Records an evaluation and turns it into an Explanation.
 
-    def __init__(self, near_misses: int = NEAR_MISSES) -> None:
+    Given the descriptor, near misses also say what it had where each
+    failed condition looked.
+    """
+
+    def __init__(self, near_misses: int = NEAR_MISSES, descriptor: Any = None) -> None:
         self.limit = near_misses
+        self.descriptor = descriptor
         self.evaluations: list[
             tuple[CompiledRule, Sequence[tuple[Condition, bool]], int | None]
         ] = []
@@ -97,15 +109,29 @@ class ExplainTracer:
         )
 
     def _near_misses(self) -> tuple[NearMiss, ...]:
+        """The rules that failed the fewest conditions; among those, a rule whose type held
+        (or that has none) is nearer than one for another type."""
         scored = []
         for rule, results, _depth in self.evaluations:
-            held = sum(1 for _, ok in results if ok)
-            failed = tuple(c.text for c, ok in results if not ok)
+            held = [c for c, ok in results if ok]
+            failed = [c for c, ok in results if not ok]
             if held and failed:
-                scored.append((len(failed), -held, rule.order, rule, failed, held))
-        scored.sort(key=lambda s: s[:3])
+                type_failed = rule.type_condition in failed
+                scored.append(
+                    (len(failed), type_failed, -len(held), rule.order, rule, failed, held)
+                )
+        scored.sort(key=lambda s: s[:4])
+        d = self.descriptor
         return tuple(
-            NearMiss(rule.id, str(rule.location), rule.outcome.error_class.name, failed, held)
+            NearMiss(
+                rule.id,
+                str(rule.location),
+                rule.outcome.error_class.name,
+                tuple(c.text for c in failed),
+                len(held),
+                tuple(c.text for c in held),
+                tuple(c.observed(d) for c in failed) if d is not None else (),
+            )
             for *_, rule, failed, held in scored[: self.limit]
         )
 
@@ -120,6 +146,7 @@ def _rule_match(m: Match) -> RuleMatch:
         type_depth=-1 if m.depth == UNTYPED_DEPTH else m.depth,
         condition_count=rule.condition_count,
         priority=rule.priority,
+        effect=rule.outcome.effect.label,
     )
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, diff, health, serve, test
+from classifier.cli import check, classify, diff, explain, health, serve, test
 
-COMMANDS = (serve, check, classify, test, diff, health)
+COMMANDS = (serve, check, classify, explain, test, diff, health)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,4 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left early (`classifier check rules | head`): not worth a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 1
+    sys.exit(code)

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from classifier.compiler import load_ruleset
-from classifier.descriptor_io import read_descriptor
+from classifier.cli.inputs import ruleset_and_descriptor
 from classifier.engine import classify
-from classifier.errors import DescriptorError, RulesetError
 from classifier.explain import (
     classification_dict,
     explain,
@@ -31,19 +28,10 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        ruleset = load_ruleset(args.rules)
-        descriptor = read_descriptor(args.descriptor)
-    except RulesetError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    except DescriptorError as exc:
-        for violation in exc.violations:
-            print(f"{args.descriptor}: {violation}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"classifier: {exc}", file=sys.stderr)
-        return 2
+    loaded = ruleset_and_descriptor(args.rules, args.descriptor)
+    if isinstance(loaded, int):
+        return loaded
+    ruleset, descriptor = loaded
     result = explain(ruleset, descriptor) if args.explain else classify(ruleset, descriptor)
     if args.format == "json":
         print(json.dumps(classification_dict(result), indent=2))

@@ -94,6 +94,7 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
                 type_depth=m.type_depth,
                 condition_count=m.condition_count,
                 priority=m.priority,
+                effect=Effect(m.effect).label if m.effect else "",
             )
             for m in e.matches
         ),
@@ -109,6 +110,8 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
                 class_name=n.class_name,
                 failed_conditions=tuple(n.failed_conditions),
                 held_count=n.held_count,
+                held_conditions=tuple(n.held_conditions),
+                observed=tuple(n.observed),
             )
             for n in e.near_misses
         ),

@@ -10,7 +10,7 @@ from classifier.engine import Classification
 from classifier.explain import render_explanation
 from classifier.ruleset import Action, Ruleset
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
-from classifier.taxonomy import CLASS_DESCRIPTIONS, ErrorClass
+from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
 from classifier.trace import Explanation
 
 
@@ -79,6 +79,7 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
                 type_depth=m.type_depth,
                 condition_count=m.condition_count,
                 priority=m.priority,
+                effect=cast(pb.RunEffect, int(Effect.from_label(m.effect) if m.effect else 0)),
             )
             for m in e.matches
         ],
@@ -94,6 +95,8 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
                 class_name=n.class_name,
                 failed_conditions=n.failed_conditions,
                 held_count=n.held_count,
+                held_conditions=n.held_conditions,
+                observed=n.observed,
             )
             for n in e.near_misses
         ],

@@ -194,7 +194,7 @@ class Explanation(_message.Message):
     def __init__(self, matches: _Optional[_Iterable[_Union[RuleMatch, _Mapping]]] = ..., winner_rule_id: _Optional[str] = ..., decisions: _Optional[_Iterable[_Union[PrecedenceDecision, _Mapping]]] = ..., near_misses: _Optional[_Iterable[_Union[NearMiss, _Mapping]]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class RuleMatch(_message.Message):
-    __slots__ = ("rule_id", "location", "class_name", "conditions", "type_depth", "condition_count", "priority")
+    __slots__ = ("rule_id", "location", "class_name", "conditions", "type_depth", "condition_count", "priority", "effect")
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -202,6 +202,7 @@ class RuleMatch(_message.Message):
     TYPE_DEPTH_FIELD_NUMBER: _ClassVar[int]
     CONDITION_COUNT_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_FIELD_NUMBER: _ClassVar[int]
     rule_id: str
     location: str
     class_name: str
@@ -209,7 +210,8 @@ class RuleMatch(_message.Message):
     type_depth: int
     condition_count: int
     priority: int
-    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., conditions: _Optional[_Iterable[str]] = ..., type_depth: _Optional[int] = ..., condition_count: _Optional[int] = ..., priority: _Optional[int] = ...) -> None: ...
+    effect: RunEffect
+    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., conditions: _Optional[_Iterable[str]] = ..., type_depth: _Optional[int] = ..., condition_count: _Optional[int] = ..., priority: _Optional[int] = ..., effect: _Optional[_Union[RunEffect, str]] = ...) -> None: ...
 
 class PrecedenceDecision(_message.Message):
     __slots__ = ("loser_rule_id", "step", "reason")
@@ -222,18 +224,22 @@ class PrecedenceDecision(_message.Message):
     def __init__(self, loser_rule_id: _Optional[str] = ..., step: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class NearMiss(_message.Message):
-    __slots__ = ("rule_id", "location", "class_name", "failed_conditions", "held_count")
+    __slots__ = ("rule_id", "location", "class_name", "failed_conditions", "held_count", "held_conditions", "observed")
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     FAILED_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
     HELD_COUNT_FIELD_NUMBER: _ClassVar[int]
+    HELD_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_FIELD_NUMBER: _ClassVar[int]
     rule_id: str
     location: str
     class_name: str
     failed_conditions: _containers.RepeatedScalarFieldContainer[str]
     held_count: int
-    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., failed_conditions: _Optional[_Iterable[str]] = ..., held_count: _Optional[int] = ...) -> None: ...
+    held_conditions: _containers.RepeatedScalarFieldContainer[str]
+    observed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., failed_conditions: _Optional[_Iterable[str]] = ..., held_count: _Optional[int] = ..., held_conditions: _Optional[_Iterable[str]] = ..., observed: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ClassifyBatchRequest(_message.Message):
     __slots__ = ("requests",)

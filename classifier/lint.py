@@ -1,0 +1,449 @@
+"""Lint: what a valid ruleset gets wrong, before it ships.
+
+`lint(ruleset)` returns warnings (severity `warning`), each with a stable code:
+
+    conflicting_rules     two rules tie on precedence, can match the same descriptor,
+                          and disagree on class or effect: that descriptor gets Unknown
+    shadowed_rule         a rule that can never win: another matches everything it
+                          matches and always outranks it
+    catch_all_rule        a rule with no condition, or only a root type (`Exception`)
+    message_only_rule     a rule that decides on free text alone
+    unused_action         a catalog action that nothing can recommend
+    class_never_produced  a class no rule produces
+
+Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
+witness is confirmed by the real engine before it is reported (`classify`
+must answer Unknown (conflict), or not the shadowed rule, and the engine's
+own ranking of the matches must put the two rules where the warning says),
+so a reported conflict is a real one. The search is not exhaustive: a pair whose witness cannot be
+built (patterns no sample satisfies together, or a third rule that outranks
+both on every witness tried) is not reported. Sound, not complete.
+
+Shadowing is found rule against rule (one rule covering another), not by a
+union of several rules.
+
+A rule's `lint_ignore` (or the manifest's, for the whole ruleset) silences
+codes the author accepts; `lint_report` counts what was silenced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+from classifier.conditions import (
+    AttributeIs,
+    CauseMatches,
+    Condition,
+    FieldIn,
+    MessageMatches,
+    TypeIs,
+)
+from classifier.descriptor import Descriptor
+from classifier.engine import classify, ranked_matches
+from classifier.errors import Diagnostic, Severity, sorted_diagnostics
+from classifier.location import Location
+from classifier.ruleset import CompiledRule, Ruleset
+from classifier.schema import LINT_CODES
+from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
+from classifier.witness import WitnessBuilder, compatible, plain_values, witness_text
+
+__all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
+
+ROOT_TYPES = frozenset(
+    {
+        "Exception",
+        "BaseException",
+        "builtins.Exception",
+        "builtins.BaseException",
+        "java.lang.Throwable",
+        "java.lang.Exception",
+        "kotlin.Throwable",
+        "kotlin.Exception",
+        "System.Exception",
+        "error",
+        "Error",
+    }
+)
+"""Types every exception of a language derives from: a rule on one alone catches everything."""
+
+WITNESS_ATTEMPTS = 24
+"""Witnesses tried per pair before the linter gives up on confirming it."""
+
+_STRUCTURAL_FIELDS = frozenset({"http_status", "grpc_status", "code"})
+_HTTP_STATUS_IN_TEXT = re.compile(r"(?<![\d.])([1-5]\d\d)(?!\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class LintReport:
+    """The warnings a ruleset gets, and how many `lint_ignore` silenced."""
+
+    warnings: list[Diagnostic]
+    suppressed: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    diagnostic: Diagnostic
+    rules: tuple[CompiledRule, ...] = ()
+
+    def ignored(self, ruleset: Ruleset) -> bool:
+        code = self.diagnostic.code
+        return code in ruleset.lint_ignore or any(code in r.lint_ignore for r in self.rules)
+
+
+def lint(ruleset: Ruleset) -> list[Diagnostic]:
+    """Every lint warning about a valid ruleset, sorted by file and line."""
+    return lint_report(ruleset).warnings
+
+
+def lint_report(ruleset: Ruleset) -> LintReport:
+    """The warnings, and the number of findings `lint_ignore` silenced."""
+    builder = WitnessBuilder(ruleset)
+    findings = [
+        *_conflicts(ruleset, builder),
+        *_shadowed(ruleset, builder),
+        *_catch_alls(ruleset.rules),
+        *_message_only(ruleset.rules),
+        *_unused_actions(ruleset),
+        *_classes_never_produced(ruleset),
+    ]
+    kept = [f.diagnostic for f in findings if not f.ignored(ruleset)]
+    return LintReport(sorted_diagnostics(kept), len(findings) - len(kept))
+
+
+def _warning(
+    code: str,
+    message: str,
+    location: Location,
+    rule: CompiledRule | None = None,
+    related: tuple[Location, ...] = (),
+    witness: Descriptor | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        code,
+        message,
+        location,
+        rule_id=rule.id if rule else "",
+        severity=Severity.warning,
+        related=related,
+        witness=witness_text(witness) if witness is not None else "",
+    )
+
+
+def _answer(rule: CompiledRule) -> tuple[ErrorClass, Effect]:
+    return (rule.outcome.error_class, rule.outcome.effect)
+
+
+def _verdict(rule: CompiledRule) -> str:
+    return f"{rule.outcome.error_class.name}/{rule.outcome.effect.label}"
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# conflicting_rules ---------------------------------------------------------------------------
+
+
+def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
+    """Pairs that tie on every precedence step, can match one descriptor, and disagree.
+
+    Rules tie on type depth only when the name they match sits at the same
+    place in the chain, so typed rules must share a name (untyped rules tie
+    with untyped rules); then they need the same condition count and priority.
+    """
+    groups: dict[tuple[int, int, str | None], list[CompiledRule]] = defaultdict(list)
+    for rule in ruleset.rules:
+        names = sorted(rule.type_condition.names) if rule.type_condition else [None]
+        for name in names:
+            groups[(rule.condition_count, rule.priority, name)].append(rule)
+    seen: set[tuple[int, int]] = set()
+    values = {rule.order: plain_values(rule) for rule in ruleset.rules}
+    for group in groups.values():
+        for a, b in combinations(group, 2):
+            if _answer(a) == _answer(b) or (a.order, b.order) in seen:
+                continue
+            seen.add((a.order, b.order))
+            if not compatible(values[a.order], values[b.order]):
+                continue
+            witness = _first(
+                builder.candidates([a, b], WITNESS_ATTEMPTS), _conflict_shown(ruleset, a, b)
+            )
+            if witness is not None:
+                yield _Finding(_conflict(a, b, witness), (a, b))
+
+
+def _conflict_shown(
+    ruleset: Ruleset, a: CompiledRule, b: CompiledRule
+) -> Callable[[Descriptor], bool]:
+    """Whether the engine answers Unknown (conflict) for a descriptor, with a and b in the tie."""
+
+    def shown(d: Descriptor) -> bool:
+        ranked = ranked_matches(ruleset, d)
+        tied = {m.rule.order for m in ranked if m.rank == ranked[0].rank}
+        return {a.order, b.order} <= tied and (
+            classify(ruleset, d).unknown_reason is UnknownReason.conflict
+        )
+
+    return shown
+
+
+def _conflict(a: CompiledRule, b: CompiledRule, witness: Descriptor) -> Diagnostic:
+    depth = "at the same type depth" if a.type_condition else "without a type condition"
+    return _warning(
+        "conflicting_rules",
+        f'conflicts with rule "{a.id}" at {a.location}: both match the witness {depth}, with '
+        f"{_n(b.condition_count, 'condition')} and priority {b.priority}, but this rule says "
+        f"{_verdict(b)} and that one {_verdict(a)}, so the answer is Unknown (conflict); "
+        "add a condition to one of them, or give one a priority",
+        b.location,
+        b,
+        related=(a.location,),
+        witness=witness,
+    )
+
+
+# shadowed_rule -------------------------------------------------------------------------------
+
+
+def _shadowed(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
+    """Rules another rule covers (matches all they match) and always outranks.
+
+    A covering rule's conditions are each implied by one of the covered
+    rule's, so it has no more conditions; to outrank at the same type depth
+    it must have as many (the same keys), then a higher priority, or the
+    same priority, the same class and effect, and an earlier place in order.
+    """
+    groups: dict[tuple[object, int], list[CompiledRule]] = defaultdict(list)
+    for rule in ruleset.rules:
+        groups[(_signature(rule.all_conditions), rule.condition_count)].append(rule)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        by_name: dict[str, list[CompiledRule]] = defaultdict(list)
+        for rule in group:
+            for name in rule.type_condition.names if rule.type_condition else ():
+                by_name[name].append(rule)
+        for shadowed in group:
+            tc = shadowed.type_condition
+            rivals = by_name[min(tc.names)] if tc else group
+            for winner in rivals:
+                if winner is shadowed or not _outranks(winner, shadowed):
+                    continue
+                if not _covers(winner.all_conditions, shadowed.all_conditions):
+                    continue
+                witness = _first(
+                    builder.candidates([shadowed], WITNESS_ATTEMPTS),
+                    _shadow_shown(ruleset, winner, shadowed),
+                )
+                if witness is not None:
+                    yield _Finding(_shadow(winner, shadowed, witness), (shadowed,))
+                    break
+
+
+def _outranks(w: CompiledRule, r: CompiledRule) -> bool:
+    """Whether w beats r whenever both match at the same type depth (never a conflict)."""
+    if w.condition_count != r.condition_count:
+        return w.condition_count > r.condition_count
+    if w.priority != r.priority:
+        return w.priority > r.priority
+    return w.order < r.order and _answer(w) == _answer(r)
+
+
+def _shadow_shown(
+    ruleset: Ruleset, w: CompiledRule, r: CompiledRule
+) -> Callable[[Descriptor], bool]:
+    """Whether, for a descriptor, both rules match, w ranks ahead of r, and r does not decide."""
+
+    def shown(d: Descriptor) -> bool:
+        ranked = [m.rule.order for m in ranked_matches(ruleset, d)]
+        return (
+            w.order in ranked
+            and r.order in ranked
+            and ranked.index(w.order) < ranked.index(r.order)
+            and classify(ruleset, d).rule_id != r.id
+        )
+
+    return shown
+
+
+def _shadow(w: CompiledRule, r: CompiledRule, witness: Descriptor) -> Diagnostic:
+    if w.priority != r.priority:
+        why = f"wins on priority ({w.priority} > {r.priority})"
+    else:
+        why = f"comes first in ruleset order with the same answer ({_verdict(w)})"
+        if _covers(r.all_conditions, w.all_conditions):
+            why += "; the two are duplicates"
+    return _warning(
+        "shadowed_rule",
+        f'can never win: rule "{w.id}" at {w.location} matches every descriptor this rule '
+        f"matches and {why}; remove this rule, or make it more specific than that one",
+        r.location,
+        r,
+        related=(w.location,),
+        witness=witness,
+    )
+
+
+def _key(condition: Condition) -> str:
+    if isinstance(condition, FieldIn):
+        return condition.field
+    if isinstance(condition, AttributeIs):
+        return f"attributes.{condition.name}"
+    return condition.key
+
+
+def _signature(conditions: Iterable[Condition]) -> object:
+    return tuple(
+        sorted(
+            (_key(c), repr(_signature(c.conditions)) if isinstance(c, CauseMatches) else "")
+            for c in conditions
+        )
+    )
+
+
+def _covers(wide: Sequence[Condition], narrow: Sequence[Condition]) -> bool:
+    """Whether every condition in `wide` holds wherever all of `narrow` hold."""
+    by_key = {_key(c): c for c in narrow}
+    return all(_implies(by_key.get(_key(w)), w) for w in wide)
+
+
+def _implies(narrow: Condition | None, wide: Condition) -> bool:
+    if narrow is None:
+        return False
+    if isinstance(wide, TypeIs) and isinstance(narrow, TypeIs):
+        return narrow.names <= wide.names
+    if isinstance(wide, FieldIn) and isinstance(narrow, FieldIn):
+        return narrow.values <= wide.values
+    if isinstance(wide, AttributeIs) and isinstance(narrow, AttributeIs):
+        return narrow.values <= wide.values
+    if isinstance(wide, MessageMatches) and isinstance(narrow, MessageMatches):
+        return bool(narrow.pattern.pattern == wide.pattern.pattern)
+    if isinstance(wide, CauseMatches) and isinstance(narrow, CauseMatches):
+        return _covers(wide.conditions, narrow.conditions)
+    return False
+
+
+def _first(
+    candidates: Iterable[Descriptor], shown: Callable[[Descriptor], bool]
+) -> Descriptor | None:
+    """The first candidate witness the engine confirms; None when it confirms none."""
+    return next((d for d in candidates if shown(d)), None)
+
+
+# catch_all_rule, message_only_rule -----------------------------------------------------------
+
+
+def _catch_alls(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
+    for rule in rules:
+        if rule.condition_count == 0:
+            yield _Finding(
+                _warning(
+                    "catch_all_rule",
+                    "has no condition, so it matches every descriptor: it turns Unknown "
+                    "into a guess; give it a type, status or code to match",
+                    rule.locations.get("when", rule.location),
+                    rule,
+                ),
+                (rule,),
+            )
+            continue
+        tc = rule.type_condition
+        roots = sorted(tc.names & ROOT_TYPES) if tc is not None else []
+        if roots and not rule.conditions:
+            yield _Finding(
+                _warning(
+                    "catch_all_rule",
+                    f"matches every exception: {roots[0]} is a root type and the rule has no "
+                    "other condition, so it turns Unknown into a guess; name the specific "
+                    "types, or add a status or code condition",
+                    rule.locations.get("type", rule.location),
+                    rule,
+                ),
+                (rule,),
+            )
+
+
+def _message_only(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
+    for rule in rules:
+        message = _message_condition(rule.conditions)
+        if message is None or _structural(rule.all_conditions):
+            continue
+        key = "message" if isinstance(message, MessageMatches) else "cause"
+        yield _Finding(
+            _warning(
+                "message_only_rule",
+                f"decides on message text alone (`{message.text}`): free text is where "
+                "classifiers go wrong (a 429 inside an echoed prompt is not a rate limit); "
+                + _structural_hint(message.text),
+                rule.locations.get(key, rule.location),
+                rule,
+            ),
+            (rule,),
+        )
+
+
+def _message_condition(conditions: Iterable[Condition]) -> Condition | None:
+    for c in conditions:
+        if isinstance(c, MessageMatches):
+            return c
+        if isinstance(c, CauseMatches) and _message_condition(c.conditions) is not None:
+            return c
+    return None
+
+
+def _structural(conditions: Iterable[Condition]) -> bool:
+    """Whether a type, status or code (on the descriptor or a cause) takes part."""
+    return any(
+        isinstance(c, TypeIs)
+        or (isinstance(c, FieldIn) and c.field in _STRUCTURAL_FIELDS)
+        or (isinstance(c, CauseMatches) and _structural(c.conditions))
+        for c in conditions
+    )
+
+
+def _structural_hint(text: str) -> str:
+    if m := _HTTP_STATUS_IN_TEXT.search(text):
+        return f"the pattern mentions {m.group(1)}: test http_status: {m.group(1)} instead"
+    words = re.sub(r"[^A-Z]+", "_", text.upper())
+    for name in sorted(GRPC_CODES, key=len, reverse=True):
+        if len(name) > 2 and f"_{name}_" in f"_{words}_":
+            return f"the pattern mentions {name}: test grpc_status: {name} instead"
+    return "test a type, a status or a code as well"
+
+
+# unused_action, class_never_produced ---------------------------------------------------------
+
+
+def _unused_actions(ruleset: Ruleset) -> Iterator[_Finding]:
+    used = {o.action.id for o in ruleset.defaults.values()}
+    used.update(rule.outcome.action.id for rule in ruleset.rules)
+    for action_id in ruleset.actions:
+        if action_id not in used:
+            yield _Finding(
+                _warning(
+                    "unused_action",
+                    f'action "{action_id}" is named by no rule and is no class\'s default, '
+                    "so no answer can recommend it; name it in a rule, or remove it",
+                    ruleset.action_locations.get(action_id, Location(ruleset.source)),
+                )
+            )
+
+
+def _classes_never_produced(ruleset: Ruleset) -> Iterator[_Finding]:
+    produced = {rule.outcome.error_class for rule in ruleset.rules}
+    for error_class in ErrorClass:
+        if error_class is ErrorClass.Unknown or error_class in produced:
+            continue
+        yield _Finding(
+            _warning(
+                "class_never_produced",
+                f"no rule produces class {error_class.name} ({int(error_class)}): every failure "
+                "of that kind comes out as another class or Unknown; add a rule for it",
+                ruleset.class_locations.get(error_class, Location(ruleset.source)),
+            )
+        )

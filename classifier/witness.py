@@ -1,0 +1,271 @@
+"""Concrete descriptors that satisfy every condition of some rules: lint witnesses.
+
+A witness is built from the rules' conditions alone: the type is a name every
+typed rule lists (or a fresh name no rule lists, when none is typed), each
+plain field and attribute takes a value in every rule's set, the message is
+a sample every pattern finds (see `patterns`), and each `cause` condition
+gets a cause of its own (a cause condition asks for *some* cause, so one per
+condition always works). Fields no rule tests stay empty, so as few other
+rules as possible match too.
+
+Other rules may still match a witness and outrank the rules it was built
+for, so `candidates` yields several, varying the choices that other rules
+care about least first; the linter keeps the first one the engine confirms.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from classifier import patterns
+from classifier.conditions import (
+    AttributeIs,
+    CauseMatches,
+    Condition,
+    FieldIn,
+    MessageMatches,
+    TypeIs,
+)
+from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
+from classifier.errors import DescriptorError
+from classifier.explain import descriptor_dict
+from classifier.ruleset import CompiledRule, Ruleset
+from classifier.taxonomy import Origin
+
+FRESH_TYPE = "lint.Witness"
+FRESH_CAUSE_TYPE = "lint.Cause"
+CAUSE_CHOICES = 2
+ATTEMPTS_PER_WITNESS = 8
+"""How many combinations may fail (a value over a descriptor limit) per witness produced."""
+
+
+def witness_text(d: Descriptor) -> str:
+    """A descriptor as one line of JSON, in the descriptor-file shape `classifier explain` reads."""
+    return json.dumps(descriptor_dict(d), ensure_ascii=False)
+
+
+@dataclass
+class _Constraints:
+    """What every one of some conditions demands of one subject (a descriptor or a cause)."""
+
+    types: frozenset[str] | None = None
+    fields: dict[str, frozenset[Any]] = field(default_factory=dict)
+    attributes: dict[str, frozenset[str]] = field(default_factory=dict)
+    messages: list[Any] = field(default_factory=list)
+    causes: list[CauseMatches] = field(default_factory=list)
+    satisfiable: bool = True
+
+    def add(self, condition: Condition) -> None:
+        if isinstance(condition, TypeIs):
+            self.types = _meet(self.types, condition.names)
+            self.satisfiable &= bool(self.types)
+        elif isinstance(condition, FieldIn):
+            values = _meet(self.fields.get(condition.field), condition.values)
+            self.fields[condition.field] = values
+            self.satisfiable &= bool(values)
+        elif isinstance(condition, AttributeIs):
+            texts = _meet(self.attributes.get(condition.name), condition.values)
+            self.attributes[condition.name] = texts
+            self.satisfiable &= bool(texts)
+        elif isinstance(condition, MessageMatches):
+            self.messages.append(condition.pattern)
+        elif isinstance(condition, CauseMatches):
+            self.causes.append(condition)
+
+
+def _meet(known: frozenset[Any] | None, values: frozenset[Any]) -> frozenset[Any]:
+    return values if known is None else known & values
+
+
+def constraints(conditions: Sequence[Condition]) -> _Constraints:
+    out = _Constraints()
+    for condition in conditions:
+        out.add(condition)
+    return out
+
+
+def plain_values(rule: CompiledRule) -> dict[str, frozenset[Any]]:
+    """A rule's value sets by key (`type`, each plain field, `attributes.<name>`)."""
+    out: dict[str, frozenset[Any]] = {}
+    for c in rule.all_conditions:
+        if isinstance(c, TypeIs):
+            out["type"] = c.names
+        elif isinstance(c, FieldIn):
+            out[c.field] = c.values
+        elif isinstance(c, AttributeIs):
+            out[f"attributes.{c.name}"] = c.values
+    return out
+
+
+def compatible(a: dict[str, frozenset[Any]], b: dict[str, frozenset[Any]]) -> bool:
+    """Whether no type, plain field or attribute rules out a descriptor both rules match.
+
+    Takes `plain_values` of each rule; a cheap test before building a
+    witness (patterns and causes are left to the witness builder).
+    """
+    return all(not values.isdisjoint(b[key]) for key, values in a.items() if key in b)
+
+
+class WitnessBuilder:
+    """Builds witnesses for the rules of one ruleset.
+
+    Values that many rules name are tried last: a witness that only the
+    rules in question match is the clearest, and the likeliest to show what
+    the linter claims.
+    """
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.popularity: Counter[tuple[str, Any]] = Counter()
+        names: set[str] = set()
+        for rule in ruleset.rules:
+            for condition in rule.all_conditions:
+                self._count(condition, "", names)
+        self.fresh_type = _fresh(FRESH_TYPE, names)
+        self.fresh_cause_type = _fresh(FRESH_CAUSE_TYPE, names)
+
+    def _count(self, condition: Condition, scope: str, names: set[str]) -> None:
+        if isinstance(condition, TypeIs):
+            names.update(condition.names)
+            self.popularity.update((f"{scope}type", n) for n in condition.names)
+        elif isinstance(condition, FieldIn):
+            self.popularity.update((scope + condition.field, v) for v in condition.values)
+        elif isinstance(condition, AttributeIs):
+            self.popularity.update(
+                (f"{scope}attributes.{condition.name}", v) for v in condition.values
+            )
+        elif isinstance(condition, CauseMatches):
+            for inner in condition.conditions:
+                self._count(inner, "cause.", names)
+
+    def _ordered(self, key: str, values: frozenset[Any]) -> list[Any]:
+        return sorted(values, key=lambda v: (self.popularity[(key, v)], _sort_key(v)))
+
+    def candidates(self, rules: Sequence[CompiledRule], limit: int = 24) -> Iterator[Descriptor]:
+        """Descriptors that every rule in `rules` matches, most promising first (at most limit)."""
+        need = constraints([c for rule in rules for c in rule.all_conditions])
+        if not need.satisfiable:
+            return
+        dims: list[tuple[str, list[Any]]] = [
+            ("type", self._ordered("type", need.types) if need.types else [self.fresh_type])
+        ]
+        dims += [(f, self._ordered(f, vs)) for f, vs in sorted(need.fields.items())]
+        dims += [
+            (f"attributes.{name}", self._ordered(f"attributes.{name}", vs))
+            for name, vs in sorted(need.attributes.items())
+        ]
+        messages = patterns.combined(need.messages)
+        if not messages:
+            return
+        dims.append(("message", messages))
+        for i, cause in enumerate(need.causes):
+            options = list(self._causes(cause))
+            if not options:
+                return
+            dims.append((f"causes.{i}", options))
+        produced = 0
+        sizes = [len(values) for _, values in dims]
+        for picks in itertools.islice(_by_index_sum(sizes), limit * ATTEMPTS_PER_WITNESS):
+            chosen = {key: values[i] for (key, values), i in zip(dims, picks, strict=True)}
+            d = _descriptor(chosen)
+            if d is not None and all(_matches(rule, d) for rule in rules):
+                yield d
+                produced += 1
+                if produced >= limit:
+                    return
+
+    def _causes(self, condition: CauseMatches) -> Iterator[CauseInput]:
+        need = constraints(condition.conditions)
+        if not need.satisfiable or need.causes or need.attributes:
+            return
+        types = self._ordered("cause.type", need.types) if need.types else [self.fresh_cause_type]
+        fields = {f: self._ordered(f"cause.{f}", vs) for f, vs in need.fields.items()}
+        messages = patterns.combined(need.messages, limit=CAUSE_CHOICES)
+        dims = [types, *fields.values(), messages]
+        produced = 0
+        sizes = [len(values) for values in dims]
+        for picks in itertools.islice(_by_index_sum(sizes), CAUSE_CHOICES * ATTEMPTS_PER_WITNESS):
+            type_name, *values, message = (dim[i] for dim, i in zip(dims, picks, strict=True))
+            chosen: dict[str, Any] = dict(zip(fields, values, strict=True))
+            cause = CauseInput(
+                type=type_name,
+                http_status=chosen.get("http_status"),
+                grpc_status=chosen.get("grpc_status"),
+                code=chosen.get("code", ""),
+                message=message,
+            )
+            as_cause = Cause(
+                type=cause.type,
+                http_status=cause.http_status,
+                grpc_status=cause.grpc_status,
+                code=cause.code,
+                message=cause.message,
+            )
+            if all(c.holds(as_cause) for c in condition.conditions):
+                yield cause
+                produced += 1
+                if produced >= CAUSE_CHOICES:
+                    return
+
+
+def _matches(rule: CompiledRule, d: Descriptor) -> bool:
+    return all(c.holds(d) for c in rule.all_conditions)
+
+
+def _descriptor(chosen: dict[str, Any]) -> Descriptor | None:
+    try:
+        return build_descriptor(
+            type=chosen["type"],
+            http_status=chosen.get("http_status"),
+            grpc_status=chosen.get("grpc_status"),
+            origin=chosen.get("origin", Origin.unspecified),
+            code=chosen.get("code", ""),
+            message=chosen["message"],
+            causes=[v for k, v in chosen.items() if k.startswith("causes.")],
+            language=chosen.get("language", ""),
+            provider=chosen.get("provider", ""),
+            attributes={
+                k.removeprefix("attributes."): v
+                for k, v in chosen.items()
+                if k.startswith("attributes.")
+            },
+        )
+    except DescriptorError:
+        return None
+
+
+def _by_index_sum(sizes: list[int]) -> Iterator[tuple[int, ...]]:
+    """Every index vector within `sizes`, by increasing sum: one choice varies at a time first."""
+    if any(size == 0 for size in sizes):
+        return
+    top = sum(size - 1 for size in sizes)
+    for total in range(top + 1):
+        yield from _with_sum(sizes, total)
+
+
+def _with_sum(sizes: list[int], total: int) -> Iterator[tuple[int, ...]]:
+    if not sizes:
+        if total == 0:
+            yield ()
+        return
+    head, rest = sizes[0], sizes[1:]
+    room = sum(size - 1 for size in rest)
+    for i in range(max(0, total - room), min(head - 1, total) + 1):
+        for tail in _with_sum(rest, total - i):
+            yield (i, *tail)
+
+
+def _sort_key(value: Any) -> tuple[int, str]:
+    return (int(value), "") if isinstance(value, int) else (0, str(value))
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    return name

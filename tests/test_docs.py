@@ -1,0 +1,128 @@
+"""docs/rules.md: every diagnostic code is documented, and each bad example and fix is true."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from classifier import RulesetError, load_ruleset
+from classifier.lint import LINT_CODES, lint
+from tests.catalog import CATALOG
+from tests.support import ROOT
+
+DOC = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+PROSE_ONLY = {
+    "yaml_too_deep": "an example would be 65 levels deep",
+    "pattern_too_long": "an example would be 2,049 characters long",
+    "missing_manifest": "about the folder, not a file",
+    "missing_catalog": "about the folder, not a file",
+    "ruleset_not_found": "about the folder, not a file",
+    "file_too_large": "a limit",
+    "too_many_files": "a limit",
+    "unreadable_file": "a limit",
+}
+_EMITTED = re.compile(
+    r'(?:Diagnostic|PydanticCustomError|\.error|problem)\(\s*"([a-z]+(?:_[a-z]+)+)"'
+    r'|return "([a-z]+(?:_[a-z]+)+)", '
+    r'|, "(missing_[a-z]+)"\)'
+)
+_BLOCK = re.compile(r"```yaml\n(# (bad|fix)(?:: (\S+))?( \(added to the catalog\))?\n.*?)```", re.S)
+
+
+def _emitted_error_codes() -> set[str]:
+    """Codes the loader and compiler can emit, read from their source."""
+    codes: set[str] = set()
+    for module in ("yamlsource", "loader", "schema", "compiler"):
+        text = (ROOT / "classifier" / f"{module}.py").read_text(encoding="utf-8")
+        for groups in _EMITTED.findall(text):
+            codes.update(g for g in groups if g)
+    return codes
+
+
+@dataclass
+class Section:
+    code: str
+    text: str
+    examples: dict[str, list[tuple[str, bool, str]]] = field(default_factory=dict)
+
+
+def _sections() -> dict[str, Section]:
+    out = {}
+    parts = re.split(r"^#### ", DOC.split("\n## Diagnostics\n", 1)[1], flags=re.M)
+    for part in parts[1:]:
+        heading, _, body = part.partition("\n")
+        for code in re.findall(r"`([a-z_]+)`", heading):
+            section = Section(code, body)
+            for block, kind, file, merge in _BLOCK.findall(body):
+                section.examples.setdefault(kind, []).append(
+                    (file or "rules.yaml", bool(merge), block)
+                )
+            out[code] = section
+    return out
+
+
+SECTIONS = _sections()
+TESTED = sorted(code for code, s in SECTIONS.items() if code not in PROSE_ONLY)
+
+
+def test_the_scan_finds_the_codes_it_should() -> None:
+    assert {"invalid_pattern", "duplicate_rule_id", "unknown_key", "missing_manifest"} <= (
+        _emitted_error_codes()
+    )
+
+
+def test_every_diagnostic_code_has_a_section() -> None:
+    assert sorted(SECTIONS) == sorted(_emitted_error_codes() | set(LINT_CODES))
+
+
+def test_prose_only_sections_are_the_untestable_ones() -> None:
+    assert {code for code, s in SECTIONS.items() if "bad" not in s.examples} == set(PROSE_ONLY)
+
+
+def _catalog() -> dict[str, Any]:
+    """The fixed test catalog: every class's default and no other action."""
+    catalog: dict[str, Any] = yaml.safe_load(CATALOG.read_text())
+    return catalog
+
+
+def _codes(examples: list[tuple[str, bool, str]]) -> tuple[set[str], bool]:
+    """The codes an example ruleset gets, and whether they are errors."""
+    files: dict[str, str] = {"ruleset.yaml": "name: docs\nversion: '1'\n"}
+    catalog = _catalog()
+    for name, merge, text in examples:
+        if merge:
+            added = yaml.safe_load(text)
+            catalog["actions"] += added.get("actions", [])
+            catalog["classes"].update(added.get("classes", {}))
+        else:
+            files[name] = text
+    files.setdefault("actions.yaml", yaml.safe_dump(catalog, sort_keys=False))
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for name, text in files.items():
+            (root / name).write_text(text, encoding="utf-8")
+        try:
+            ruleset = load_ruleset(root)
+        except RulesetError as exc:
+            return {d.code for d in exc.diagnostics}, True
+        return {d.code for d in lint(ruleset)}, False
+
+
+@pytest.mark.parametrize("code", TESTED)
+def test_the_bad_example_gets_its_code_and_the_fix_does_not(code: str) -> None:
+    section = SECTIONS[code]
+    bad, bad_is_error = _codes(section.examples["bad"])
+    assert code in bad, f"{code}: the bad example gets {sorted(bad)}"
+    assert bad_is_error == (code not in LINT_CODES)
+    if "fix" not in section.examples:
+        assert "The fix" in section.text, f"{code}: no fix example and no fix described"
+        return
+    fixed, fixed_is_error = _codes(section.examples["fix"])
+    assert code not in fixed
+    assert not fixed_is_error, f"{code}: the fix still has errors: {sorted(fixed)}"

@@ -1,0 +1,436 @@
+"""Lint: each warning found where it should be, not where it should not, and every witness real."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from classifier import (
+    Descriptor,
+    Diagnostic,
+    RulesetError,
+    UnknownReason,
+    classify,
+    descriptor_from_data,
+    explain,
+    load_ruleset,
+)
+from classifier.engine import ranked_matches
+from classifier.errors import Severity
+from classifier.lint import lint, lint_report
+from classifier.ruleset import Ruleset
+from tests.catalog import CATALOG, with_fixed_catalog
+from tests.strategies import compiled, descriptors, rulesets
+from tests.support import MakeRuleset
+
+QUIET = "name: t\nversion: '1'\nlint_ignore: [class_never_produced, unused_action]\n"
+OTHER_RULE = re.compile(r'rule "([^"]+)" at ')
+
+
+@pytest.fixture
+def make_ruleset(make_ruleset: MakeRuleset) -> MakeRuleset:
+    """The shared fixture, with tests/catalog.yaml rather than the moving bundled catalog."""
+    return with_fixed_catalog(make_ruleset)
+
+
+def _lint(make_ruleset: MakeRuleset, rules: str, manifest: str = QUIET) -> list[Diagnostic]:
+    return lint(load_ruleset(make_ruleset(rules, manifest=manifest)))
+
+
+def _codes(found: list[Diagnostic]) -> list[tuple[str, str]]:
+    return [(d.code, d.rule_id) for d in found]
+
+
+def _witness(d: Diagnostic) -> Descriptor:
+    return descriptor_from_data(json.loads(d.witness))
+
+
+def _assert_witness_shows(ruleset: Ruleset, d: Diagnostic) -> None:
+    """The claim a conflict or shadow warning makes, checked against explain's account."""
+    match = OTHER_RULE.search(d.message)
+    assert match is not None, d.message
+    other = match.group(1)
+    result = explain(ruleset, _witness(d))
+    assert result.explanation is not None
+    matched = [m.rule_id for m in result.explanation.matches]
+    assert {d.rule_id, other} <= set(matched), (d.render(), matched)
+    if d.code == "conflicting_rules":
+        assert result.unknown_reason is UnknownReason.conflict
+        tied = {x.loser_rule_id for x in result.explanation.decisions}
+        assert {d.rule_id, other} <= tied
+    else:
+        assert matched.index(other) < matched.index(d.rule_id)
+        assert result.rule_id != d.rule_id
+
+
+# conflicting_rules ---------------------------------------------------------------------------
+
+
+def test_a_conflict_names_both_rules_and_a_witness_both_match(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - id: a
+            when: {type: [x.E, x.F], origin: [provider, tool]}
+            class: ProviderError
+          - id: b
+            when: {type: [x.G, x.E], code: X}
+            class: RateLimited
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert (found.code, found.rule_id, found.severity) == (
+        "conflicting_rules",
+        "b",
+        Severity.warning,
+    )
+    assert found.message.startswith(f'conflicts with rule "a" at {ruleset.rules[0].location}: ')
+    assert found.related == (ruleset.rules[0].location,)
+    assert json.loads(found.witness) == {"type": "x.E", "code": "X", "origin": "provider"}
+    _assert_witness_shows(ruleset, found)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("{type: x.E}", "{type: x.F}"),  # different names never sit at the same depth
+        ("{type: x.E}", "{origin: provider}"),  # typed beats untyped
+        ("{type: x.E, http_status: 429}", "{type: x.E, http_status: 5xx}"),  # disjoint values
+        ("{type: x.E, code: X}", "{type: x.E, code: X, origin: tool}"),  # counts differ
+        ("{type: x.E, message: '^a'}", "{type: x.E, message: '^b'}"),  # no message has both
+        ("{attributes: {k: v1}}", "{attributes: {k: v2}}"),
+    ],
+)
+def test_rules_that_cannot_tie_on_one_descriptor_do_not_conflict(
+    make_ruleset: MakeRuleset, a: str, b: str
+) -> None:
+    rules = f"rules:\n  - {{id: a, when: {a}, class: Timeout}}\n  - {{id: b, when: {b}, class: ToolError}}\n"
+    assert _lint(make_ruleset, rules) == []
+
+
+def test_rules_that_agree_do_not_conflict_but_a_different_effect_does(
+    make_ruleset: MakeRuleset,
+) -> None:
+    agree = """
+        rules:
+          - {id: a, when: {type: x.E, origin: provider}, class: Timeout}
+          - {id: b, when: {type: x.E, code: X}, class: Timeout, action: provider.investigate}
+        """
+    assert _lint(make_ruleset, agree) == []
+    differ = agree.replace("action: provider.investigate", "effect: pause")
+    assert _codes(_lint(make_ruleset, differ)) == [("conflicting_rules", "b")]
+
+
+def test_no_conflict_when_a_third_rule_always_outranks_both(make_ruleset: MakeRuleset) -> None:
+    """Wherever a and b both match, c matches too and has more conditions: no descriptor ties."""
+    rules = """
+        rules:
+          - {id: a, when: {type: x.E, origin: provider}, class: Timeout}
+          - {id: b, when: {type: x.E, code: X}, class: RateLimited}
+          - {id: c, when: {type: x.E, origin: provider, code: X}, class: ToolError}
+        """
+    assert _lint(make_ruleset, rules) == []
+
+
+def test_the_witness_search_goes_past_a_candidate_a_third_rule_outranks(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """tool is named by more rules than provider, so provider is tried first, and c wins there."""
+    root = make_ruleset(
+        """
+        rules:
+          - {id: a, when: {type: x.E, origin: [provider, tool]}, class: Timeout}
+          - {id: b, when: {type: x.E, code: X}, class: RateLimited}
+          - {id: c, when: {type: x.E, origin: provider, code: X}, class: ToolError}
+          - {id: d, when: {type: x.Other, origin: tool}, class: ToolError}
+          - {id: e, when: {type: x.Else, origin: tool}, class: ToolError}
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert found.rule_id == "b"
+    assert json.loads(found.witness)["origin"] == "tool"
+    _assert_witness_shows(ruleset, found)
+
+
+def test_untyped_rules_conflict_on_a_type_no_rule_names(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - {id: guard, when: {origin: guard}, class: ContentBlocked}
+          - {id: deadline, when: {grpc_status: DEADLINE_EXCEEDED}, class: Timeout}
+          - {id: taken, when: {type: lint.Witness, origin: tool}, class: ToolError}
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert json.loads(found.witness) == {
+        "type": "lint.Witness2",
+        "grpc_status": "DEADLINE_EXCEEDED",
+        "origin": "guard",
+    }
+    _assert_witness_shows(ruleset, found)
+
+
+def test_a_witness_message_satisfies_both_patterns(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - {id: a, when: {type: x.E, message: '^Rate'}, class: Timeout}
+          - {id: b, when: {type: x.E, message: '(?i)limit( reached)?$'}, class: RateLimited}
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert json.loads(found.witness)["message"] == "Rate limit"
+    _assert_witness_shows(ruleset, found)
+
+
+def test_a_witness_carries_one_cause_per_cause_condition(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - {id: a, when: {type: x.E, cause: {type: x.Timeout}}, class: Timeout}
+          - {id: b, when: {type: x.E, cause: {code: E42, message: 'quota'}}, class: QuotaExceeded, priority: 0}
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    found = [d for d in lint(ruleset) if d.code == "conflicting_rules"]
+    assert len(found) == 0, "a has 2 conditions and b has 3: they never tie"
+    root = make_ruleset(
+        """
+        rules:
+          - {id: a, when: {type: x.E, code: C, cause: {type: x.Timeout}}, class: Timeout}
+          - {id: b, when: {type: x.E, cause: {code: E42, message: 'quota'}}, class: QuotaExceeded}
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    found = [d for d in lint(ruleset) if d.code == "conflicting_rules"]
+    assert [json.loads(d.witness)["causes"] for d in found] == [
+        [{"type": "x.Timeout"}, {"type": "lint.Cause", "code": "E42", "message": "quota"}]
+    ]
+    _assert_witness_shows(ruleset, found[0])
+
+
+# shadowed_rule -------------------------------------------------------------------------------
+
+
+def test_a_rule_another_covers_and_outranks_by_priority_is_shadowed(
+    make_ruleset: MakeRuleset,
+) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - id: broad
+            when: {type: [x.A, x.B], http_status: [429, 503], message: '(?i)slow down'}
+            class: RateLimited
+            priority: 1
+          - id: narrow
+            when: {type: x.A, http_status: 429, message: '(?i)slow down'}
+            class: Timeout
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert (found.code, found.rule_id) == ("shadowed_rule", "narrow")
+    assert "wins on priority (1 > 0)" in found.message
+    _assert_witness_shows(ruleset, found)
+
+
+def test_a_duplicate_later_in_order_is_shadowed(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        {
+            "a.yaml": "rules:\n  - {id: first, when: {type: x.A, cause: {type: x.C}}, class: Timeout}\n",
+            "b.yaml": "rules:\n  - {id: again, when: {type: x.A, cause: {type: x.C}}, class: Timeout}\n",
+        },
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert (found.code, found.rule_id) == ("shadowed_rule", "again")
+    assert "the two are duplicates" in found.message
+    _assert_witness_shows(ruleset, found)
+
+
+@pytest.mark.parametrize(
+    "narrow",
+    [
+        "{type: x.A, http_status: 429, code: Q}",  # more conditions: it wins where it matches
+        "{type: x.A, http_status: 429, message: 'other'}",  # a different pattern
+        "{type: x.Z, http_status: 429}",  # a type the broad rule does not list
+        "{type: x.A, http_status: 500}",  # a status the broad rule does not list
+    ],
+)
+def test_a_rule_that_can_still_win_is_not_shadowed(make_ruleset: MakeRuleset, narrow: str) -> None:
+    rules = f"""
+        rules:
+          - {{id: broad, when: {{type: [x.A, x.B], http_status: [429, 503]}}, class: RateLimited, priority: 1}}
+          - {{id: narrow, when: {narrow}, class: RateLimited}}
+        """
+    assert [d for d in _lint(make_ruleset, rules) if d.code == "shadowed_rule"] == []
+
+
+# catch_all_rule, message_only_rule -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "catch_all"),
+    [
+        ("{}", True),
+        ("{type: Exception}", True),
+        ("{type: [java.lang.Throwable, x.A]}", True),
+        ("{type: System.Exception, http_status: 500}", False),
+        ("{origin: guard}", False),
+        ("{type: x.A}", False),
+    ],
+)
+def test_catch_all_rules(make_ruleset: MakeRuleset, when: str, catch_all: bool) -> None:
+    found = _lint(make_ruleset, f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n")
+    assert [d.code for d in found] == (["catch_all_rule"] if catch_all else [])
+
+
+@pytest.mark.parametrize(
+    ("when", "hint"),
+    [
+        ("{message: '(?i)too many requests'}", "test a type, a status or a code as well"),
+        ("{origin: provider, message: 'HTTP 429'}", "test http_status: 429 instead"),
+        ("{message: '(?i)deadline exceeded'}", "test grpc_status: DEADLINE_EXCEEDED instead"),
+        ("{cause: {message: 'quota'}}", "test a type, a status or a code as well"),
+        ("{type: x.A, message: 'quota'}", None),
+        ("{code: rate_limit, message: 'quota'}", None),
+        ("{cause: {type: x.T, message: 'quota'}}", None),
+    ],
+)
+def test_message_only_rules(make_ruleset: MakeRuleset, when: str, hint: str | None) -> None:
+    found = _lint(make_ruleset, f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n")
+    if hint is None:
+        assert found == []
+    else:
+        (d,) = found
+        assert d.code == "message_only_rule"
+        assert d.message.endswith(hint)
+
+
+def test_rule_warnings_point_at_the_condition(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        "rules:\n  - id: r\n    when:\n      origin: user\n      message: x\n    class: Canceled\n",
+        manifest=QUIET,
+    )
+    (found,) = lint(load_ruleset(root))
+    assert (found.location.line, found.location.column) == (5, 7)
+
+
+# unused_action, class_never_produced, lint_ignore --------------------------------------------
+
+
+def test_catalog_warnings(make_ruleset: MakeRuleset) -> None:
+    """An action nothing names, and every class no rule produces, at their catalog entries."""
+    catalog = CATALOG.read_text().replace(
+        "classes:", "  - {id: ops.page-oncall, summary: Nothing names it.}\nclasses:"
+    )
+    root = make_ruleset(
+        {
+            "actions.yaml": catalog,
+            "rules.yaml": "rules:\n  - {id: t, when: {type: x.T}, class: Timeout, "
+            "action: tool.investigate}\n",
+        }
+    )
+    found = lint(load_ruleset(root))
+    unused = [d.message.split('"')[1] for d in found if d.code == "unused_action"]
+    never = {d.message.split()[4] for d in found if d.code == "class_never_produced"}
+    assert unused == ["ops.page-oncall"]
+    assert "Timeout" not in never
+    assert len(never) == 12
+    assert all(d.location.file.endswith("actions.yaml") for d in found)
+
+
+def test_lint_ignore_silences_and_counts(make_ruleset: MakeRuleset) -> None:
+    rules = """
+        rules:
+          - {id: a, when: {type: x.E, origin: provider}, class: Timeout}
+          - {id: b, when: {type: x.E, code: X}, class: RateLimited, lint_ignore: conflicting_rules}
+          - {id: c, when: {}, class: ToolError, lint_ignore: [catch_all_rule]}
+        """
+    report = lint_report(load_ruleset(make_ruleset(rules, manifest=QUIET)))
+    assert (report.warnings, report.suppressed) == ([], 12)
+
+
+def test_lint_ignore_must_name_a_lint_code(make_ruleset: MakeRuleset) -> None:
+    bad_rule = (
+        "rules:\n  - {id: a, when: {type: x.E}, class: Timeout, lint_ignore: unused_action}\n"
+    )
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(make_ruleset(bad_rule))
+    assert [d.code for d in info.value.diagnostics] == ["unknown_lint_code"]
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(
+            make_ruleset("rules: []\n", manifest="name: t\nversion: '1'\nlint_ignore: [x]\n")
+        )
+    assert [d.code for d in info.value.diagnostics] == ["unknown_lint_code"]
+
+
+def test_warnings_are_sorted_by_file_and_line(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        {
+            "b.yaml": "rules:\n  - {id: b1, when: {}, class: Timeout}\n",
+            "a.yaml": "rules:\n  - {id: a1, when: {message: x}, class: Timeout}\n"
+            "  - {id: a2, when: {type: Error}, class: Timeout}\n",
+        }
+    )
+    found = lint(load_ruleset(root))
+    assert found == sorted(found, key=Diagnostic.sort_key)
+    assert [d.rule_id for d in found if d.rule_id] == ["a1", "a2", "b1"]
+
+
+# properties ----------------------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(rulesets())
+def test_every_witness_the_linter_prints_shows_what_it_claims(rule_docs: list[Any]) -> None:
+    """Re-read from its printed text, each witness is matched by both rules, as claimed."""
+    with compiled(rule_docs) as ruleset:
+        for d in lint(ruleset):
+            if d.code in ("conflicting_rules", "shadowed_rule"):
+                assert d.render().splitlines()[1] == f"    witness: {d.witness}"
+                _assert_witness_shows(ruleset, d)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rulesets(messages=False, causes=False), st.lists(descriptors(), min_size=1, max_size=8))
+def test_every_conflict_the_engine_meets_is_reported(
+    rule_docs: list[Any], subjects: list[Descriptor]
+) -> None:
+    """Without patterns and causes the search is complete: a tie the engine meets was linted."""
+    with compiled(rule_docs) as ruleset:
+        reported = {
+            frozenset({d.rule_id, OTHER_RULE.findall(d.message)[0]})
+            for d in lint(ruleset)
+            if d.code == "conflicting_rules"
+        }
+        for subject in subjects:
+            if classify(ruleset, subject).unknown_reason is not UnknownReason.conflict:
+                continue
+            ranked = ranked_matches(ruleset, subject)
+            tied = [m.rule for m in ranked if m.rank == ranked[0].rank]
+            pairs = {
+                frozenset({a.id, b.id})
+                for a in tied
+                for b in tied
+                if (a.outcome.error_class, a.outcome.effect)
+                != (b.outcome.error_class, b.outcome.effect)
+            }
+            assert pairs & reported, (subject, pairs, reported)
