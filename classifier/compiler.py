@@ -63,7 +63,7 @@ def load_ruleset(root: Path | str) -> Ruleset:
 def compile_ruleset(source: RulesetSource) -> Ruleset:
     """Compile loaded documents; raise RulesetError listing every error found."""
     diagnostics = list(source.diagnostics)
-    actions, defaults = _catalog(source, diagnostics)
+    actions, defaults, conflict_action = _catalog(source, diagnostics)
     _rule_ids(source.rules, diagnostics)
     rules = _rules(source.rules, actions, defaults, diagnostics)
     errors = [d for d in diagnostics if d.severity is Severity.error]
@@ -78,6 +78,7 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
         rules=tuple(rules),
         index=RuleIndex(rules),
         defaults=defaults,
+        conflict_action=conflict_action or defaults[ErrorClass.Unknown].action,
         actions=actions,
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         action_locations=_action_locations(source),
@@ -105,10 +106,11 @@ def _class_locations(source: RulesetSource) -> dict[ErrorClass, Location]:
 
 def _catalog(
     source: RulesetSource, diagnostics: list[Diagnostic]
-) -> tuple[dict[str, Action], dict[ErrorClass, Outcome] | None]:
+) -> tuple[dict[str, Action], dict[ErrorClass, Outcome] | None, Action | None]:
+    """The actions, every class's defaults, and the action for an Unknown by conflict."""
     catalog: CatalogDoc | None = source.catalog
     if catalog is None:
-        return {}, None
+        return {}, None, None
     at = source.catalog_positions
     actions: dict[str, Action] = {}
     for i, doc in enumerate(catalog.actions):
@@ -123,9 +125,31 @@ def _catalog(
             continue
         actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
     defaults: dict[ErrorClass, Outcome] = {}
+    conflict_action: Action | None = None
     for name, default in catalog.classes.items():
         error_class = parse_class(name)
         where = at.value(("classes", name))
+        if default.conflict_action is not None:
+            field_at = at.value(("classes", name, "conflict_action"))
+            if error_class is not ErrorClass.Unknown:
+                diagnostics.append(
+                    Diagnostic(
+                        "invalid_class_default",
+                        "only Unknown has a conflict_action (the action for an Unknown "
+                        "caused by disagreeing rules)",
+                        field_at,
+                    )
+                )
+            elif default.conflict_action not in actions:
+                diagnostics.append(
+                    Diagnostic(
+                        "unknown_action",
+                        f"class {name} names unknown action {default.conflict_action!r}",
+                        field_at,
+                    )
+                )
+            else:
+                conflict_action = actions[default.conflict_action]
         if default.action not in actions:
             diagnostics.append(
                 Diagnostic(
@@ -153,7 +177,7 @@ def _catalog(
             Effect.from_label(default.effect),
             default.retryable,
         )
-    return actions, defaults
+    return actions, defaults, conflict_action
 
 
 def _rule_ids(rules: Sequence[RuleSource], diagnostics: list[Diagnostic]) -> None:

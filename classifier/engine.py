@@ -132,10 +132,12 @@ def _decide(ruleset: Ruleset, top: list[Match]) -> Classification:
 
 
 def _unknown(ruleset: Ruleset, reason: UnknownReason) -> Classification:
-    default = ruleset.defaults[ErrorClass.Unknown]
+    action = ruleset.defaults[ErrorClass.Unknown].action
+    if reason is UnknownReason.conflict and ruleset.conflict_action is not None:
+        action = ruleset.conflict_action
     return Classification(
         error_class=ErrorClass.Unknown,
-        action=default.action,
+        action=action,
         effect=Effect.unspecified,
         retryable=False,
         rule_id="",

@@ -108,6 +108,8 @@ class Ruleset:
     rules: tuple[CompiledRule, ...]
     index: RuleIndex[CompiledRule]
     defaults: dict[ErrorClass, Outcome]
+    conflict_action: Action | None = None
+    """The action for an Unknown by conflict; None means Unknown's default action."""
     actions: dict[str, Action] = field(default_factory=dict)
     loaded_at: str = ""
     action_locations: Mapping[str, Location] = field(default_factory=dict)

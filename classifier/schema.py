@@ -279,6 +279,8 @@ class ClassDefaultDoc(_Doc):
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     effect: Literal["unspecified", "fail", "pause", "continue"]
     retryable: bool = False
+    conflict_action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)] | None = None
+    """Unknown only: the action when equally specific rules disagree (default: `action`)."""
 
 
 class CatalogDoc(_Doc):

@@ -104,6 +104,31 @@ def test_a_tie_that_disagrees_is_unknown_conflict(make_ruleset: MakeRuleset) -> 
     assert got == ("Unknown", "", UnknownReason.conflict)
 
 
+def test_unknown_recommends_the_conflict_action_only_for_a_conflict(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """A conflict asks for a rule fix, no match for a new rule: the catalog says which action each gets."""
+    ruleset = load_ruleset(make_ruleset(RULES))
+    conflict = classify(
+        ruleset, build_descriptor(type="com.example.Tie", origin=Origin.provider, code="X")
+    )
+    no_match = classify(ruleset, build_descriptor(type="com.example.Weird"))
+    assert (conflict.action.id, no_match.action.id) == ("rules.resolve-conflict", "rules.add")
+
+
+def test_without_a_conflict_action_a_conflict_gets_unknowns_action(
+    make_ruleset: MakeRuleset,
+) -> None:
+    root = make_ruleset(RULES)
+    catalog = root / "actions.yaml"
+    catalog.write_text(catalog.read_text().replace(", conflict_action: rules.resolve-conflict", ""))
+    ruleset = load_ruleset(root)
+    got = classify(
+        ruleset, build_descriptor(type="com.example.Tie", origin=Origin.provider, code="X")
+    )
+    assert (got.unknown_reason, got.action.id) == (UnknownReason.conflict, "rules.add")
+
+
 def test_priority_breaks_a_tie(make_ruleset: MakeRuleset) -> None:
     got = _classify(make_ruleset, type="com.example.Prio", origin=Origin.provider, code="P")
     assert got == ("RateLimited", "prio-high", UnknownReason.none)

@@ -186,3 +186,20 @@ def test_include_globs_span_folders_only_with_double_star(
 ) -> None:
     """`**` spans any number of folders; `*` stays within one, as in the manifest's include."""
     assert glob_match(tuple(path.split("/")), tuple(pattern.split("/"))) is matches
+
+
+def test_only_unknown_has_a_conflict_action(make_ruleset: MakeRuleset) -> None:
+    """conflict_action means 'the action for an Unknown by conflict'; elsewhere it is an error."""
+    root = make_ruleset("rules: []\n")
+    catalog = root / "actions.yaml"
+    text = catalog.read_text()
+    text = text.replace(
+        "conflict_action: rules.resolve-conflict", "conflict_action: no.such-action"
+    )
+    text = text.replace(
+        "RateLimited:         {action: provider.backoff,",
+        "RateLimited:         {conflict_action: provider.backoff, action: provider.backoff,",
+    )
+    catalog.write_text(text)
+    errors = [e.split(": ")[1] for e in _errors(root)]
+    assert errors == ["unknown_action", "invalid_class_default"]
