@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from classifier.literals import NONE as NO_LITERALS
+from classifier.literals import Literals
 from classifier.taxonomy import GRPC_CODE_NAMES
 
 
@@ -77,7 +79,7 @@ class TypeIs(Condition):
         return None
 
     def holds(self, subject: Subject) -> bool:
-        return any(name in self.names for name in subject.chain)
+        return not self.names.isdisjoint(subject.chain)
 
     def observed(self, subject: Subject) -> str:
         chain = subject.chain
@@ -113,16 +115,26 @@ class FieldIn(Condition):
 
 
 class MessageMatches(Condition):
-    """The message contains a match of an RE2 pattern (compiled once, by the compiler)."""
+    """The message contains a match of an RE2 pattern (compiled once, by the compiler).
 
-    __slots__ = ("pattern",)
+    `literals` are runs every match contains (see `classifier.literals`):
+    RE2 is asked only when the message has them all. It is given the
+    message as UTF-8 bytes, which it reads the same way, because a str
+    costs the wrapper one more call into RE2 to map offsets back.
+    """
 
-    def __init__(self, pattern: Any, text: str) -> None:
+    __slots__ = ("literals", "pattern")
+
+    def __init__(self, pattern: Any, text: str, literals: Literals = NO_LITERALS) -> None:
         super().__init__("message", text)
         self.pattern = pattern
+        self.literals = literals
 
     def holds(self, subject: Subject) -> bool:
-        return self.pattern.search(subject.message) is not None
+        message = subject.message
+        if self.literals.runs and not self.literals.present(message):
+            return False
+        return self.pattern.search(message.encode()) is not None
 
     def observed(self, subject: Subject) -> str:
         message = subject.message

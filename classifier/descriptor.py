@@ -7,8 +7,9 @@ entry point validates and normalises the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from classifier import limits
 from classifier.errors import DescriptorError, FieldViolation
@@ -25,11 +26,11 @@ class Cause:
     grpc_status: int | None = None
     code: str = ""
     message: str = ""
+    chain: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The type followed by its supertypes, most specific first."""
 
-    @property
-    def chain(self) -> tuple[str, ...]:
-        """The type followed by its supertypes, most specific first."""
-        return (self.type, *self.supertypes)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chain", (self.type, *self.supertypes))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +48,15 @@ class Descriptor:
     language: str = ""
     provider: str = ""
     attributes: Mapping[str, str] = field(default_factory=dict)
+    chain: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """The type followed by its supertypes, most specific first."""
 
-    @property
-    def chain(self) -> tuple[str, ...]:
-        """The type followed by its supertypes, most specific first."""
-        return (self.type, *self.supertypes)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chain", (self.type, *self.supertypes))
 
 
-@dataclass(frozen=True, slots=True)
-class CauseInput:
-    """A cause as received, before validation."""
+class CauseInput(NamedTuple):
+    """A cause as received, before validation (a tuple: the server builds one per cause)."""
 
     type: str
     supertypes: Sequence[str] = ()
@@ -88,13 +88,42 @@ def build_descriptor(
     language and provider lower-cased, and an over-long message is cut to
     its documented prefix rather than refused.
     """
+    if isinstance(supertypes, Iterator):
+        supertypes = tuple(supertypes)
+    cause_list = causes if isinstance(causes, list | tuple) else list(causes)
+    quick = _well_formed(
+        type, supertypes, http_status, grpc_status, origin, code, message, cause_list,
+        language, provider, attributes,
+    )  # fmt: skip
+    if quick is not None:
+        return quick
+    return _validated(
+        field_prefix, type, supertypes, http_status, grpc_status, origin, code, message,
+        cause_list, language, provider, attributes,
+    )  # fmt: skip
+
+
+def _validated(
+    field_prefix: str,
+    type: str,
+    supertypes: Iterable[str],
+    http_status: int | None,
+    grpc_status: int | None,
+    origin: Origin | int,
+    code: str,
+    message: str,
+    causes: Sequence[CauseInput],
+    language: str,
+    provider: str,
+    attributes: Mapping[str, str] | None,
+) -> Descriptor:
+    """The slow path, field by field: every violation, named by its path."""
     v = _Violations(field_prefix)
     type_name = v.type_name("type", type, required=True)
     supers = v.type_names("supertypes", supertypes, limits.MAX_SUPERTYPES)
-    cause_list = list(causes)
-    if len(cause_list) > limits.MAX_CAUSES:
-        v.add("causes", f"{len(cause_list)} causes exceed the limit of {limits.MAX_CAUSES}")
-        cause_list = []
+    if len(causes) > limits.MAX_CAUSES:
+        v.add("causes", f"{len(causes)} causes exceed the limit of {limits.MAX_CAUSES}")
+        causes = ()
     built_causes = tuple(
         Cause(
             type=v.type_name(f"causes[{i}].type", c.type, required=True),
@@ -104,7 +133,7 @@ def build_descriptor(
             code=v.bounded(f"causes[{i}].code", c.code, limits.MAX_CODE_CHARS),
             message=c.message[: limits.MAX_MESSAGE_CHARS],
         )
-        for i, c in enumerate(cause_list)
+        for i, c in enumerate(causes)
     )
     attrs = v.attributes(attributes or {})
     descriptor = Descriptor(
@@ -123,6 +152,100 @@ def build_descriptor(
     if v.violations:
         raise DescriptorError(v.violations)
     return descriptor
+
+
+_ORIGINS: dict[int, Origin] = {int(o): o for o in Origin}
+
+
+def _names_ok(names: tuple[str, ...]) -> bool:
+    return not names or (
+        len(names) <= limits.MAX_SUPERTYPES
+        and "" not in names
+        and max(map(len, names)) <= limits.MAX_TYPE_NAME_CHARS
+    )
+
+
+def _attributes_ok(attributes: Mapping[str, str]) -> bool:
+    return len(attributes) <= limits.MAX_ATTRIBUTES and all(
+        0 < len(k) <= limits.MAX_ATTRIBUTE_KEY_CHARS and len(v) <= limits.MAX_ATTRIBUTE_VALUE_CHARS
+        for k, v in attributes.items()
+    )
+
+
+def _well_formed(
+    type: str,
+    supertypes: Iterable[str],
+    http_status: int | None,
+    grpc_status: int | None,
+    origin: Origin | int,
+    code: str,
+    message: str,
+    causes: list[CauseInput] | tuple[CauseInput, ...],
+    language: str,
+    provider: str,
+    attributes: Mapping[str, str] | None,
+) -> Descriptor | None:
+    """The normalised descriptor when nothing is wrong with it, else None.
+
+    Nearly every descriptor is well formed; this checks all limits at once
+    and builds it, and only a descriptor that fails goes through
+    `_Violations`, which names each problem (and is the authority: a test
+    checks the two agree on everything this one accepts).
+    """
+    type_name = type.strip()
+    supers = tuple([s.strip() for s in supertypes])
+    code = code.strip()
+    language = language.strip()
+    provider = provider.strip()
+    if not (
+        0 < len(type_name) <= limits.MAX_TYPE_NAME_CHARS
+        and _names_ok(supers)
+        and (http_status is None or 100 <= http_status <= 599)
+        and (grpc_status is None or grpc_status in GRPC_CODE_NAMES)
+        and origin in _ORIGINS
+        and len(code) <= limits.MAX_CODE_CHARS
+        and len(language) <= limits.MAX_LABEL_CHARS
+        and len(provider) <= limits.MAX_LABEL_CHARS
+        and len(causes) <= limits.MAX_CAUSES
+        and (not attributes or _attributes_ok(attributes))
+    ):
+        return None
+    built: list[Cause] = []
+    for c in causes:
+        cause_type = c.type.strip()
+        cause_supers = tuple([s.strip() for s in c.supertypes])
+        cause_code = c.code.strip()
+        if not (
+            0 < len(cause_type) <= limits.MAX_TYPE_NAME_CHARS
+            and _names_ok(cause_supers)
+            and (c.http_status is None or 100 <= c.http_status <= 599)
+            and (c.grpc_status is None or c.grpc_status in GRPC_CODE_NAMES)
+            and len(cause_code) <= limits.MAX_CODE_CHARS
+        ):
+            return None
+        built.append(
+            Cause(
+                cause_type,
+                cause_supers,
+                c.http_status,
+                c.grpc_status,
+                cause_code,
+                c.message[: limits.MAX_MESSAGE_CHARS],
+            )
+        )
+    return Descriptor(
+        type_name,
+        supers,
+        http_status,
+        grpc_status,
+        _ORIGINS[origin],
+        code,
+        message[: limits.MAX_MESSAGE_CHARS],
+        tuple(built),
+        language.lower(),
+        provider.lower(),
+        dict(attributes) if attributes else {},
+    )
 
 
 class _Violations:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from classifier.conditions import Condition, TypeIs
 from classifier.index import RuleIndex
 from classifier.location import Location
-from classifier.taxonomy import Effect, ErrorClass
+from classifier.taxonomy import Effect, ErrorClass, UnknownReason
+
+if TYPE_CHECKING:
+    from classifier.trace import Explanation
 
 UNTYPED_DEPTH = 1_000_000
 """The type depth of a rule without a type condition: it loses to every typed rule."""
@@ -60,6 +64,11 @@ class CompiledRule:
     outcome: Outcome
     locations: Mapping[str, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
+    precedence: tuple[int, int] = field(init=False, repr=False)
+    """(-condition_count, -priority): smaller wins among matches at one type depth."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "precedence", (-self.condition_count, -self.priority))
 
     @property
     def all_conditions(self) -> tuple[Condition, ...]:
@@ -80,6 +89,21 @@ class CompiledRule:
     def rank(self, depth: int) -> tuple[int, int, int]:
         """Precedence key: smaller wins (nearer type, then more conditions, then priority)."""
         return (depth, -self.condition_count, -self.priority)
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """The answer for one descriptor, and which ruleset and rule gave it."""
+
+    error_class: ErrorClass
+    action: Action
+    effect: Effect
+    retryable: bool
+    rule_id: str
+    ruleset_version: str
+    ruleset_digest: str
+    unknown_reason: UnknownReason = UnknownReason.none
+    explanation: Explanation | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +139,43 @@ class Ruleset:
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
+    answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
+    """Each rule's answer, built once: a rule always answers the same way."""
+    unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
+    """The Unknown answer for each reason (no match, conflict)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "answers", {r: self._answer(r) for r in self.rules})
+        object.__setattr__(
+            self,
+            "unknown",
+            {
+                reason: self._unknown(reason)
+                for reason in UnknownReason
+                if reason is not UnknownReason.none
+            },
+        )
+
+    def _answer(self, rule: CompiledRule) -> Classification:
+        o = rule.outcome
+        return Classification(
+            o.error_class, o.action, o.effect, o.retryable, rule.id, self.version, self.digest
+        )
+
+    def _unknown(self, reason: UnknownReason) -> Classification:
+        action = self.defaults[ErrorClass.Unknown].action
+        if reason is UnknownReason.conflict and self.conflict_action is not None:
+            action = self.conflict_action
+        return Classification(
+            ErrorClass.Unknown,
+            action,
+            Effect.unspecified,
+            False,
+            "",
+            self.version,
+            self.digest,
+            reason,
+        )
 
     def rule(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)

@@ -24,6 +24,7 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SAFE_SCALAR_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp")
 )
+_STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 MAX_DEPTH = 64
@@ -33,22 +34,28 @@ _RECOVERABLE = frozenset({"duplicate_key"})
 
 @dataclass
 class Positions:
-    """Where each value (and each mapping key) of a document sits in its file."""
+    """Where each value (and each mapping key) of a document sits in its file.
+
+    Kept as (line, column) pairs and turned into a `Location` only when a
+    diagnostic asks: a large ruleset has tens of thousands of positions and
+    needs a handful.
+    """
 
     file: str
-    values: dict[Path_, Location] = field(default_factory=dict)
-    keys: dict[Path_, Location] = field(default_factory=dict)
+    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
 
     def value(self, path: Path_) -> Location:
         """The value at path, or the nearest enclosing value that has a position."""
         for end in range(len(path), -1, -1):
-            if (loc := self.values.get(path[:end])) is not None:
-                return loc
+            if (at := self.values.get(path[:end])) is not None:
+                return Location(self.file, *at)
         return Location(self.file)
 
     def key(self, path: Path_) -> Location:
         """The key that introduces path, falling back to the value's position."""
-        return self.keys.get(path) or self.value(path)
+        at = self.keys.get(path)
+        return Location(self.file, *at) if at is not None else self.value(path)
 
 
 @dataclass
@@ -62,6 +69,11 @@ class YamlDocument:
 
 def _loc(file: str, mark: Any) -> Location:
     return Location(file, mark.line + 1, mark.column + 1)
+
+
+def _at(node: yaml.Node) -> tuple[int, int]:
+    mark = node.start_mark
+    return (mark.line + 1, mark.column + 1)
 
 
 def parse_yaml(text: str, file: str) -> YamlDocument:
@@ -117,7 +129,7 @@ class _Builder:
             )
             return None
         self.seen.add(id(node))
-        self.positions.values[path] = _loc(self.file, node.start_mark)
+        self.positions.values[path] = _at(node)
         if depth > MAX_DEPTH:
             self.error("yaml_too_deep", f"nesting deeper than {MAX_DEPTH} levels", node)
             return None
@@ -137,6 +149,8 @@ class _Builder:
         return None
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
+        if node.tag == _STR_TAG:
+            return node.value
         if node.tag not in _SAFE_SCALAR_TAGS:
             self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
             return None
@@ -148,7 +162,7 @@ class _Builder:
 
     def mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
-        first_seen: dict[Any, Location] = {}
+        first_seen: dict[Any, tuple[int, int]] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 self.error(
@@ -163,18 +177,18 @@ class _Builder:
             key = self.scalar(key_node)
             if key is None:
                 continue
-            key_loc = _loc(self.file, key_node.start_mark)
+            key_at = _at(key_node)
             if key in first_seen:
                 self.diagnostics.append(
                     Diagnostic(
                         "duplicate_key",
-                        f"key {key!r} is already set at line {first_seen[key].line}",
-                        key_loc,
-                        related=(first_seen[key],),
+                        f"key {key!r} is already set at line {first_seen[key][0]}",
+                        Location(self.file, *key_at),
+                        related=(Location(self.file, *first_seen[key]),),
                     )
                 )
                 continue
-            first_seen[key] = key_loc
-            self.positions.keys[(*path, key)] = key_loc
+            first_seen[key] = key_at
+            self.positions.keys[(*path, key)] = key_at
             out[key] = self.build(value_node, (*path, key), depth + 1)
         return out

@@ -101,9 +101,13 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         violations: list[FieldViolation] = []
         for i, item in enumerate(request.requests):
             try:
-                descriptors.append(_checked(item, f"requests[{i}].descriptor"))
-            except DescriptorError as exc:
-                violations += exc.violations
+                descriptors.append(_checked(item, "descriptor"))
+            except DescriptorError:
+                # Named by position only when wrong: formatting the path costs more than the check.
+                try:
+                    _checked(item, f"requests[{i}].descriptor")
+                except DescriptorError as exc:
+                    violations += exc.violations
         if violations:
             abort_invalid(context, violations)
         results: list[Classification] = []
@@ -113,12 +117,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             results.append(_classify(ruleset, descriptor, item.explain))
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        return pb.ClassifyBatchResponse(
-            responses=[
-                convert.response_from_classification(r, d)
-                for d, r in zip(descriptors, results, strict=True)
-            ]
-        )
+        return convert.batch_response(zip(results, descriptors, strict=True))
 
     def ClassifyStream(
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext

@@ -1,0 +1,129 @@
+"""Descriptor normalisation: the one-pass check for well-formed input agrees with the field-by-field one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from classifier import limits
+from classifier.descriptor import (
+    CauseInput,
+    Descriptor,
+    _validated,
+    _well_formed,
+    build_descriptor,
+)
+from classifier.errors import DescriptorError
+from classifier.taxonomy import Origin
+
+# Values near every limit and edge: blank, padded, too long, out of range.
+names = st.one_of(
+    st.sampled_from(["a.B", " a.B ", "", "  ", "java.io.IOException", "x" * 1024, "x" * 1025]),
+    st.text(max_size=6),
+)
+labels = st.one_of(
+    st.sampled_from(["", " Java ", "DOTNET", "x" * 128, "x" * 129]), st.text(max_size=4)
+)
+codes = st.one_of(st.sampled_from(["", " E1 ", "x" * 256, "x" * 257]), st.text(max_size=4))
+http = st.one_of(st.none(), st.sampled_from([99, 100, 429, 599, 600, -1]))
+grpc = st.one_of(st.none(), st.sampled_from([-1, 0, 4, 16, 17]))
+origins = st.one_of(st.sampled_from(list(Origin)), st.integers(-1, 9))
+messages = st.one_of(st.text(max_size=8), st.just("m" * (limits.MAX_MESSAGE_CHARS + 5)))
+causes = st.builds(
+    CauseInput,
+    type=names,
+    supertypes=st.lists(names, max_size=3),
+    http_status=http,
+    grpc_status=grpc,
+    code=codes,
+    message=messages,
+)
+attributes = st.one_of(
+    st.none(),
+    st.dictionaries(
+        st.one_of(st.text(max_size=3), st.just("k" * 257)),
+        st.one_of(st.text(max_size=3), st.just("v" * 4097)),
+        max_size=3,
+    ),
+    st.just({f"k{i}": "v" for i in range(limits.MAX_ATTRIBUTES + 1)}),
+)
+inputs = st.fixed_dictionaries(
+    {
+        "type": names,
+        "supertypes": st.one_of(
+            st.lists(names, max_size=4), st.just(["a"] * (limits.MAX_SUPERTYPES + 1))
+        ),
+        "http_status": http,
+        "grpc_status": grpc,
+        "origin": origins,
+        "code": codes,
+        "message": messages,
+        "causes": st.one_of(
+            st.lists(causes, max_size=2),
+            st.just([CauseInput("c")] * (limits.MAX_CAUSES + 1)),
+        ),
+        "language": labels,
+        "provider": labels,
+        "attributes": attributes,
+    }
+)
+
+
+def _slow(kw: dict[str, Any]) -> Descriptor | DescriptorError:
+    try:
+        return _validated("descriptor", **kw)
+    except DescriptorError as exc:
+        return exc
+
+
+@settings(max_examples=600, deadline=None)
+@given(inputs)
+def test_the_quick_check_accepts_only_what_the_full_check_accepts_and_builds_the_same(
+    kw: dict[str, Any],
+) -> None:
+    """Whatever the one-pass check builds, the field-by-field path builds too, equal and unrefused."""
+    quick = _well_formed(**kw)
+    slow = _slow(kw)
+    if quick is not None:
+        assert isinstance(slow, Descriptor), slow
+        assert quick == slow
+        assert quick.chain == slow.chain
+
+
+@settings(max_examples=300, deadline=None)
+@given(inputs)
+def test_build_descriptor_refuses_exactly_what_the_full_check_refuses(kw: dict[str, Any]) -> None:
+    """build_descriptor's answer (descriptor or violations) is the full check's answer."""
+    slow = _slow(kw)
+    try:
+        got: Descriptor | DescriptorError = build_descriptor(**kw)
+    except DescriptorError as exc:
+        got = exc
+    if isinstance(slow, DescriptorError):
+        assert isinstance(got, DescriptorError)
+        assert got.violations == slow.violations
+    else:
+        assert got == slow
+
+
+def test_a_generator_of_supertypes_is_read_once_and_kept() -> None:
+    """Supertypes given as a generator survive the quick check that reads them first."""
+    d = build_descriptor(type="a.B", supertypes=(s for s in [" x.Y ", "z.W"]))
+    assert d.supertypes == ("x.Y", "z.W")
+
+
+def test_a_blank_supertype_in_a_generator_is_still_named() -> None:
+    """A bad name inside a generator is reported by its index, as for a list."""
+    with pytest.raises(DescriptorError) as caught:
+        build_descriptor(type="a.B", supertypes=(s for s in ["x.Y", " "]))
+    assert [v.field for v in caught.value.violations] == ["descriptor.supertypes[1]"]
+
+
+def test_the_chain_is_the_type_then_its_supertypes() -> None:
+    """chain is computed once, at construction, from the normalised names."""
+    d = build_descriptor(type=" a.B ", supertypes=[" c.D", "e.F "])
+    assert d.chain == ("a.B", "c.D", "e.F")
+    assert Descriptor(type="x", supertypes=("y",)).chain == ("x", "y")
