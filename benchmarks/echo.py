@@ -48,7 +48,7 @@ async def _stream_async(requests: AsyncIterator[Any], context: Any) -> AsyncIter
         yield request
 
 
-def _handlers(*, aio: bool) -> dict[str, grpc.RpcMethodHandler]:
+def _handlers(*, aio: bool) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
     same = _same_async if aio else _same
     stream = _stream_async if aio else _stream
     return {

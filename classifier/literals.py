@@ -74,4 +74,4 @@ def required_literals(pattern: str) -> Literals:
         runs.append("".join(run))
     if not runs:
         return NONE
-    return Literals(tuple(sorted(set(runs), key=len, reverse=True)), folded)
+    return Literals(tuple(sorted(set(runs), key=lambda r: (-len(r), r))), folded)

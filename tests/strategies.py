@@ -90,6 +90,9 @@ def descriptors(draw: st.DrawFn) -> Descriptor:
             st.builds(
                 CauseInput,
                 type=st.sampled_from([*TYPES, "x.Cause"]),
+                supertypes=st.just(()),
+                http_status=st.none(),
+                grpc_status=st.none(),
                 code=st.sampled_from(["", "c1", "c2"]),
                 message=st.sampled_from(MESSAGES),
             ),
