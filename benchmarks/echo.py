@@ -1,7 +1,7 @@
 """The floor: a gRPC service that does nothing but echo a descriptor-shaped message.
 
-It is served the way the classifier is (same grpcio, same server options,
-same thread pool, or grpc.aio to compare server models), so what it
+It is served the way the classifier is (same grpcio, same server options and
+concurrency limit, same thread pool, or grpc.aio to compare server models), so what it
 reaches is what gRPC on Python allows, and the classifier is measured
 against it. Three methods, all echoing what they receive:
 
@@ -26,9 +26,12 @@ from typing import Any
 import grpc
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.server.app import ServerLimits
 
 SERVICE = "bench.Echo"
-OPTIONS = [("grpc.so_reuseport", 0)]
+LIMITS = ServerLimits()
+OPTIONS = LIMITS.grpc_options()
+"""The classifier's own server options (message size, keepalive, no port sharing)."""
 
 
 def _same(request: Any, context: Any) -> Any:
@@ -78,7 +81,11 @@ def _register(server: Any, *, aio: bool) -> None:
 
 
 def serve_sync(port: int, threads: int) -> None:
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=threads), options=OPTIONS)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=threads),
+        options=OPTIONS,
+        maximum_concurrent_rpcs=LIMITS.max_concurrent_rpcs,
+    )
     _register(server, aio=False)
     bound = server.add_insecure_port(f"127.0.0.1:{port}")
     server.start()
@@ -88,7 +95,7 @@ def serve_sync(port: int, threads: int) -> None:
 
 
 async def serve_aio(port: int) -> None:
-    server = grpc.aio.server(options=OPTIONS)
+    server = grpc.aio.server(options=OPTIONS, maximum_concurrent_rpcs=LIMITS.max_concurrent_rpcs)
     _register(server, aio=True)
     bound = server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()

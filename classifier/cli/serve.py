@@ -16,7 +16,9 @@ from classifier.server.app import (
     DEFAULT_THREADS,
 )
 from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
+from classifier.server.reload import load_checked, strict_check
 from classifier.server.shadow import DEFAULT_EXAMPLES
+from classifier.server.workers import check_workers, serve_workers
 
 
 def add_parser(sub: Any) -> None:
@@ -36,6 +38,14 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=DEFAULT_THREADS,
         help=f"worker threads; each open stream holds one (default: {DEFAULT_THREADS})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="server processes sharing the port (SO_REUSEPORT), one per core; "
+        "needs a fixed port (default: 1)",
     )
     p.add_argument(
         "--grace",
@@ -180,7 +190,15 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
 
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
+    if args.workers != 1 and (problem := check_workers(config, args.workers)):
+        args.parser.error(problem)
     try:
+        if args.workers > 1:
+            # Refuse bad rules here, once, before any worker is forked.
+            load_checked(config.rules, strict_check() if config.strict else None)
+            if config.candidate:
+                load_checked(config.candidate, strict_check() if config.strict else None)
+            return serve_workers(config, args.workers)
         serve(config)
     except RulesetError as exc:
         print(exc.render(), file=sys.stderr)

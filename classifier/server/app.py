@@ -49,9 +49,10 @@ class ServerLimits:
     max_concurrent_rpcs: int | None = DEFAULT_MAX_CONCURRENT_RPCS
     max_connection_age: float | None = None
 
-    def grpc_options(self) -> list[tuple[str, Any]]:
+    def grpc_options(self, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
+        """Server options; `reuse_port` lets several processes bind one port (--workers)."""
         options: list[tuple[str, Any]] = [
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 1 if reuse_port else 0),
             ("grpc.max_receive_message_length", self.max_request_bytes),
             ("grpc.keepalive_time_ms", int(KEEPALIVE_SECONDS * 1000)),
             ("grpc.keepalive_timeout_ms", int(KEEPALIVE_TIMEOUT_SECONDS * 1000)),
@@ -112,6 +113,7 @@ def create_server(
     metrics: Metrics | None = None,
     tls: TlsFiles | None = None,
     limits: ServerLimits | None = None,
+    reuse_port: bool = False,
 ) -> Server:
     """A server bound to `address` (port 0 picks a free port), not yet started.
 
@@ -125,7 +127,7 @@ def create_server(
     grpc_server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classify"),
         interceptors=[ObservingInterceptor(metrics, SERVICE_NAME)],
-        options=limits.grpc_options(),
+        options=limits.grpc_options(reuse_port=reuse_port),
         maximum_concurrent_rpcs=limits.max_concurrent_rpcs,
     )
     service = ClassifierService(holder, candidate=candidate, observers=[metrics, *observers])

@@ -7,7 +7,6 @@ every method alike.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -25,11 +24,16 @@ StreamBehavior = Callable[[Iterator[Any], grpc.ServicerContext], Iterator[Any]]
 
 
 class ObservingInterceptor(grpc.ServerInterceptor):
-    """Observes the methods of one service (`/package.Service/`)."""
+    """Observes the methods of one service (`/package.Service/`).
+
+    gRPC asks for a handler on every call; the wrapped handler for a method
+    is built once and reused while gRPC hands out the same handler.
+    """
 
     def __init__(self, metrics: Metrics, service_name: str) -> None:
         self.metrics = metrics
         self.prefix = f"/{service_name}/"
+        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
 
     def intercept_service(
         self,
@@ -40,7 +44,16 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         method: str = handler_call_details.method
         if handler is None or not method.startswith(self.prefix):
             return handler
-        rpc = method[len(self.prefix) :]
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(method[len(self.prefix) :], handler)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    def _wrap(
+        self, rpc: str, handler: grpc.RpcMethodHandler[Any, Any]
+    ) -> grpc.RpcMethodHandler[Any, Any]:
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 self._unary(rpc, handler.unary_unary),
@@ -55,42 +68,28 @@ class ObservingInterceptor(grpc.ServerInterceptor):
             )
         return handler
 
-    @contextlib.contextmanager
-    def _call(self, rpc: str, context: grpc.ServicerContext) -> Iterator[None]:
-        """Count the call in flight, then finished with its status code."""
-        in_flight = self.metrics.in_flight.labels(rpc)
-        in_flight.inc()
-        code = "OK"
-        try:
-            yield
-        except GeneratorExit:  # the server dropped a stream: its client went away
-            code = "CANCELLED"
-            raise
-        except Exception as exc:
-            code = self._failed(rpc, context, exc)
-            if code == "INTERNAL":
-                context.abort(grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=rpc))
-            raise
-        finally:
-            in_flight.dec()
-            self.metrics.rpc_finished(rpc, code)
-
     def _unary(self, rpc: str, behavior: UnaryBehavior) -> UnaryBehavior:
         duration = self.metrics.rpc_duration.labels(rpc)
+        in_flight = self.metrics.in_flight.labels(rpc)
 
         def observed(request: Any, context: grpc.ServicerContext) -> Any:
-            with duration.time(), self._call(rpc, context):
-                if context.time_remaining() <= 0:
-                    context.abort(
-                        grpc.StatusCode.DEADLINE_EXCEEDED,
-                        "the deadline expired before the call was served",
-                    )
-                return behavior(request, context)
+            start = time.perf_counter()
+            try:
+                with _Call(self, rpc, in_flight, context):
+                    if context.time_remaining() <= 0:
+                        context.abort(
+                            grpc.StatusCode.DEADLINE_EXCEEDED,
+                            "the deadline expired before the call was served",
+                        )
+                    return behavior(request, context)
+            finally:
+                duration.observe(time.perf_counter() - start)
 
         return observed
 
     def _stream(self, rpc: str, behavior: StreamBehavior) -> StreamBehavior:
         duration = self.metrics.rpc_duration.labels(rpc)
+        in_flight = self.metrics.in_flight.labels(rpc)
 
         def observed(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             received = time.perf_counter()
@@ -101,7 +100,7 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                     received = time.perf_counter()
                     yield request
 
-            with self._call(rpc, context):
+            with _Call(self, rpc, in_flight, context):
                 for response in behavior(timed(), context):
                     duration.observe(time.perf_counter() - received)
                     yield response
@@ -123,3 +122,45 @@ class ObservingInterceptor(grpc.ServerInterceptor):
             traceback=traceback.format_exception(exc),
         )
         return "INTERNAL"
+
+
+class _Call:
+    """One call: counted in flight, then finished with its status code.
+
+    A class rather than a generator-based context manager: it is entered on
+    every call, and costs a third as much.
+    """
+
+    __slots__ = ("context", "in_flight", "interceptor", "rpc")
+
+    def __init__(
+        self,
+        interceptor: ObservingInterceptor,
+        rpc: str,
+        in_flight: Any,
+        context: grpc.ServicerContext,
+    ) -> None:
+        self.interceptor = interceptor
+        self.rpc = rpc
+        self.in_flight = in_flight
+        self.context = context
+
+    def __enter__(self) -> None:
+        self.in_flight.inc()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        code = "OK"
+        try:
+            if kind is not None and issubclass(kind, GeneratorExit):
+                code = "CANCELLED"  # the server dropped a stream: its client went away
+            elif isinstance(exc, Exception):
+                code = self.interceptor._failed(self.rpc, self.context, exc)
+                if code == "INTERNAL":
+                    self.context.abort(
+                        grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=self.rpc)
+                    )
+        finally:
+            self.in_flight.dec()
+            self.interceptor.metrics.rpc_finished(self.rpc, code)

@@ -15,4 +15,6 @@ def utc_now() -> str:
 
 def log(event: str, level: str = "info", **fields: Any) -> None:
     record = {"ts": utc_now(), "level": level, "event": event, **fields}
-    print(json.dumps(record, default=str), file=sys.stderr, flush=True)
+    # One write per line: with --workers, several processes share this stream.
+    sys.stderr.write(json.dumps(record, default=str) + "\n")
+    sys.stderr.flush()

@@ -11,6 +11,7 @@ two counters, computed where it is read:
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -18,7 +19,7 @@ from classifier.descriptor import Descriptor
 from classifier.engine import Classification
 from classifier.ruleset import Ruleset
 from classifier.server.holder import ReloadStatus
-from classifier.taxonomy import ErrorClass, UnknownReason
+from classifier.taxonomy import ErrorClass, Origin, UnknownReason
 
 LATENCY_BUCKETS = (
     0.0001,
@@ -129,15 +130,24 @@ class Metrics:
             "Decision log lines dropped because the writer fell behind.",
             registry=r,
         )
-        for reason in (UnknownReason.no_match, UnknownReason.conflict):
-            self.unknown.labels(reason.name)  # 0 from the start: the share is 0, not absent
+        self._unknown = {  # 0 from the start: the share is 0, not absent
+            reason: self.unknown.labels(reason.name)
+            for reason in (UnknownReason.no_match, UnknownReason.conflict)
+        }
+        # Label children looked up once: `labels()` costs more than the answer.
+        self._answers: dict[tuple[ErrorClass, str, Origin], Any] = {}
+        self._finished: dict[tuple[str, str], Any] = {}
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None:
-        self.classifications.labels(
-            result.error_class.name, result.rule_id, descriptor.origin.name
-        ).inc()
+        key = (result.error_class, result.rule_id, descriptor.origin)
+        child = self._answers.get(key)
+        if child is None:
+            child = self._answers[key] = self.classifications.labels(
+                result.error_class.name, result.rule_id, descriptor.origin.name
+            )
+        child.inc()
         if result.error_class is ErrorClass.Unknown:
-            self.unknown.labels(result.unknown_reason.name).inc()
+            self._unknown[result.unknown_reason].inc()
 
     def serving(self, role: str, ruleset: Ruleset) -> None:
         """Record which ruleset serves in `role` (replacing the previous one's info)."""
@@ -155,7 +165,10 @@ class Metrics:
         self.reload_last_success.labels(role).set(1 if status.ok else 0)
 
     def rpc_finished(self, rpc: str, code: str) -> None:
-        self.rpcs.labels(rpc, code).inc()
+        child = self._finished.get((rpc, code))
+        if child is None:
+            child = self._finished[rpc, code] = self.rpcs.labels(rpc, code)
+        child.inc()
 
     def _info_labels(self, role: str) -> list[tuple[str, ...]]:
         return [

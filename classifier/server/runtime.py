@@ -7,6 +7,7 @@ signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from dataclasses import dataclass, field
@@ -62,6 +63,8 @@ class ServeConfig:
     shadow_examples: int = DEFAULT_EXAMPLES
     tls: TlsFiles | None = None
     limits: ServerLimits = field(default_factory=ServerLimits)
+    reuse_port: bool = False
+    """Share the port with other processes (SO_REUSEPORT): set for each of --workers."""
 
 
 class App:
@@ -114,6 +117,7 @@ class App:
             metrics=self.metrics,
             tls=config.tls,
             limits=config.limits,
+            reuse_port=config.reuse_port,
         )
         self.reloaders = [self._reloader(config.rules, self.active, "active", check)]
         if config.candidate and self.candidate:
@@ -195,6 +199,7 @@ class App:
         tls = self.config.tls
         out: dict[str, object] = {
             "address": self.address,
+            "pid": os.getpid(),
             "ruleset": active.name,
             "version": active.version,
             "digest": active.digest,

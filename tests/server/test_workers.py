@@ -1,0 +1,145 @@
+"""`classifier serve --workers N`: N real processes listening on one port, stopped together."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import grpc
+import pytest
+
+from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from tests.support import ROOT, wait_for
+
+OK = pb.ExceptionDescriptor(
+    type="openai.RateLimitError", http_status=429, origin=pb.ORIGIN_PROVIDER
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serve(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "classifier", "serve", "--rules", "rules", "--no-watch", *args],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def workers() -> Iterator[tuple[subprocess.Popen[str], int, list[dict[str, object]]]]:
+    port = _free_port()
+    proc = _serve("--addr", f"127.0.0.1:{port}", "--workers", "2")
+    assert proc.stderr is not None
+    lines = [json.loads(proc.stderr.readline()) for _ in range(3)]
+    try:
+        yield proc, port, lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+
+
+def _listening_inodes(port: int) -> set[str]:
+    """Inodes of the sockets listening on port (state 0A in /proc/net/tcp and tcp6)."""
+    inodes = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":
+                inodes.add(fields[9])
+    return inodes
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    out = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(target[len("socket:[") : -1])
+    return out
+
+
+def test_every_worker_listens_on_the_one_port_and_answers_and_sigterm_stops_them_all(
+    workers: tuple[subprocess.Popen[str], int, list[dict[str, object]]],
+) -> None:
+    """Two worker processes, each with its own listening socket on the shared port."""
+    proc, port, lines = workers
+    events = [str(line["event"]) for line in lines]
+    assert sorted(events) == ["start", "start", "workers"]
+    pids = next(line["pids"] for line in lines if line["event"] == "workers")
+    assert isinstance(pids, list)
+    assert len(pids) == 2
+    started = {line["pid"] for line in lines if line["event"] == "start"}
+    assert started == set(pids)
+    listening = _listening_inodes(port)
+    assert len(listening) == 2
+    for pid in pids:
+        assert _socket_inodes(int(pid)) & listening, f"worker {pid} does not listen on {port}"
+    for _ in range(6):  # a connection each: the kernel picks a worker for each
+        with grpc.insecure_channel(
+            f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+        ) as channel:
+            answer = pb_grpc.ErrorClassifierStub(channel).Classify(
+                pb.ClassifyRequest(descriptor=OK), timeout=10
+            )
+            assert answer.class_name == "RateLimited"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 0
+    for pid in pids:
+        wait_for(partial(_gone, int(pid)))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_worker_that_dies_stops_the_others_and_the_parent_reports_it(
+    workers: tuple[subprocess.Popen[str], int, list[dict[str, object]]],
+) -> None:
+    """A supervisor sees the set fail as one: the parent exits non-zero after a worker's death."""
+    proc, _port, lines = workers
+    pids = next(line["pids"] for line in lines if line["event"] == "workers")
+    assert isinstance(pids, list)
+    os.kill(int(pids[0]), signal.SIGKILL)
+    assert proc.wait(timeout=30) != 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--addr", "127.0.0.1:0"], "fixed port"),
+        (["--addr", "127.0.0.1:1", "--metrics-addr", "127.0.0.1:0"], "--metrics-addr"),
+        (["--addr", "127.0.0.1:1", "--decision-log", "d.jsonl"], "--decision-log"),
+        (["--addr", "127.0.0.1:1", "--workers", "0"], "at least 1"),
+    ],
+)
+def test_what_workers_cannot_share_is_refused_before_anything_starts(
+    args: list[str], message: str
+) -> None:
+    """A usage error (exit 2) naming the flag, not a half-started set of workers."""
+    workers = [] if "--workers" in args else ["--workers", "2"]
+    with _serve(*args, *workers) as proc:
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert message in err
