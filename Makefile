@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
@@ -44,7 +45,11 @@ proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract la
 deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volume items)
 	$(BIN)/python tools/gen_deploy_rules.py
 
-bench: $(STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail)
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
