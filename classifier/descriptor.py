@@ -26,11 +26,11 @@ class Cause:
     grpc_status: int | None = None
     code: str = ""
     message: str = ""
-    chain: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    """The type followed by its supertypes, most specific first."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "chain", (self.type, *self.supertypes))
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """The type followed by its supertypes, most specific first."""
+        return (self.type, *self.supertypes)
 
 
 @dataclass(frozen=True, slots=True)
