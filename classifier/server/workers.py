@@ -11,7 +11,8 @@ the rules itself, so they converge on the same ruleset.
 The parent only supervises: SIGTERM and SIGINT stop every worker
 gracefully, SIGHUP reloads every worker, and if a worker dies the others
 are stopped and the parent exits with its status, so a supervisor
-(Kubernetes, systemd) restarts the whole set.
+(Kubernetes, systemd) restarts the whole set. Workers whose parent is
+killed outright stop by themselves.
 
 A metrics port or a decision log cannot be shared between processes, so
 they are refused with more than one worker; run one worker per container
@@ -24,6 +25,8 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from multiprocessing.connection import wait
 from types import FrameType
 
@@ -32,6 +35,7 @@ from classifier.server.runtime import ServeConfig, serve
 
 STOP_SECONDS = 30.0
 """How long the parent waits for workers after asking them to stop."""
+PARENT_CHECK_SECONDS = 0.5
 
 
 def check_workers(config: ServeConfig, workers: int) -> str | None:
@@ -96,4 +100,14 @@ def _worker(config: ServeConfig) -> None:
     # A fresh start for signals: the parent's handlers must not run in a worker.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
+    threading.Thread(
+        target=_follow_parent, args=(os.getppid(),), name="follow-parent", daemon=True
+    ).start()
     serve(config)
+
+
+def _follow_parent(parent: int) -> None:
+    """Stop (gracefully) once the parent is gone: killed outright, it could not stop us."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_SECONDS)
+    os.kill(os.getpid(), signal.SIGTERM)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -36,6 +37,7 @@ def _serve(*args: str) -> subprocess.Popen[str]:
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # a group of its own, so cleanup reaches every worker
     )
 
 
@@ -48,9 +50,9 @@ def workers() -> Iterator[tuple[subprocess.Popen[str], int, list[dict[str, objec
     try:
         yield proc, port, lines
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         proc.stderr.close()
 
 
@@ -123,6 +125,19 @@ def test_a_worker_that_dies_stops_the_others_and_the_parent_reports_it(
     assert isinstance(pids, list)
     os.kill(int(pids[0]), signal.SIGKILL)
     assert proc.wait(timeout=30) != 0
+
+
+def test_workers_stop_when_their_parent_is_killed_outright(
+    workers: tuple[subprocess.Popen[str], int, list[dict[str, object]]],
+) -> None:
+    """No orphans: a parent killed with SIGKILL cannot stop its workers, so they stop themselves."""
+    proc, _port, lines = workers
+    pids = next(line["pids"] for line in lines if line["event"] == "workers")
+    assert isinstance(pids, list)
+    proc.kill()
+    proc.wait()
+    for pid in pids:
+        wait_for(partial(_gone, int(pid)))
 
 
 @pytest.mark.parametrize(
