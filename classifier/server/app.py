@@ -26,7 +26,7 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_THREADS = 4
 """Few threads serve more: every thread holding the GIL slows the others' calls (measured
-in docs/performance.md: 4 threads answer about 1.4x the calls 8 do). Each open stream holds
+in docs/performance.md: 4 threads answer 1.3-1.5x the calls 8 do). Each open stream holds
 one, so raise --threads for clients that keep streams open."""
 DEFAULT_GRACE_SECONDS = 5.0
 DEFAULT_MAX_CONCURRENT_RPCS = 256
