@@ -18,7 +18,7 @@ from classifier.compiler import load_ruleset
 from classifier.errors import RulesetError
 from classifier.regress.corpus import read_corpus
 from classifier.regress.diff import RENDERERS, diff_rulesets
-from classifier.regress.revision import RevisionError, resolve_spec
+from classifier.regress.revision import RevisionError, resolve_pair
 
 EXIT_OK, EXIT_NOT_BUMPED, EXIT_INVALID = 0, 1, 2
 
@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     with tempfile.TemporaryDirectory(prefix="classifier-diff-") as tmp:
         try:
-            head_spec = resolve_spec(args.head, None, Path(tmp))
-            base_spec = resolve_spec(args.base, head_spec.folder, Path(tmp))
+            base_spec, head_spec = resolve_pair(args.base, args.head, Path(tmp))
         except RevisionError as exc:
             print(f"classifier diff: {exc}", file=sys.stderr)
             return EXIT_INVALID

@@ -50,6 +50,20 @@ def _repo_path(folder: Path) -> tuple[Path, str]:
     return root, folder.relative_to(root).as_posix()
 
 
+def _alone(spec: str) -> bool:
+    """A revision alone: neither a folder nor REV:PATH, so it borrows the other side's path."""
+    return not Path(spec).is_dir() and ":" not in spec
+
+
+def resolve_pair(base: str, head: str, workdir: Path) -> tuple[RulesetSpec, RulesetSpec]:
+    """Both sides; a revision alone on either side takes the other side's path."""
+    if _alone(head) and not _alone(base):
+        base_spec = resolve_spec(base, None, workdir)
+        return base_spec, resolve_spec(head, base_spec.folder, workdir)
+    head_spec = resolve_spec(head, None, workdir)
+    return resolve_spec(base, head_spec.folder, workdir), head_spec
+
+
 def resolve_spec(spec: str, other: Path | None, workdir: Path) -> RulesetSpec:
     """A folder as is; `REV:PATH` or `REV` (with other's path) extracted under workdir."""
     if Path(spec).is_dir():
@@ -79,5 +93,9 @@ def resolve_spec(spec: str, other: Path | None, workdir: Path) -> RulesetSpec:
         raise RevisionError(f"git archive {treeish} failed: {archive.stderr.decode().strip()}")
     target = Path(tempfile.mkdtemp(prefix="ruleset-", dir=workdir))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(target, filter="data")
+        # The "data" filter (Python 3.11.4+) refuses links and paths that leave target.
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(target, filter="data")
+        else:  # pragma: no cover - Python 3.11.0-3.11.3; git archive writes no such entries
+            tar.extractall(target)
     return RulesetSpec(target, treeish if ":" in spec else f"{rev}:{path}")

@@ -233,6 +233,9 @@ def test_a_git_revision_names_the_base_ruleset(
             ("ToolError", "ToolTimeout", 3),
             ("Unknown", "ProviderError", 2),
         ]
+    assert main(["diff", "--base", "rules", "--head", "main", "--format", "json", str(corpus)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["head"]["spec"], data["changed"]) == ("main:rules", 5), "a revision alone as head"
     assert main(["diff", "--base", "nope", "--head", "rules", str(corpus)]) == 2
     assert "'nope' is neither a folder nor a git tree" in capsys.readouterr().err
     monkeypatch.chdir(tmp_path)
