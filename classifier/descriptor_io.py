@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.schema import DescriptorDoc
+from classifier.schema import DescriptorDoc, doc_path
 
 
 def descriptor_from_data(data: Any, field_prefix: str = "descriptor") -> Descriptor:
@@ -22,15 +22,7 @@ def descriptor_from_data(data: Any, field_prefix: str = "descriptor") -> Descrip
         doc = DescriptorDoc.model_validate(data)
     except ValidationError as exc:
         raise DescriptorError(
-            FieldViolation(
-                ".".join(
-                    [
-                        field_prefix,
-                        *(str(p) for p in err["loc"] if not str(p).startswith("function-")),
-                    ]
-                ),
-                err["msg"],
-            )
+            FieldViolation(".".join([field_prefix, *map(str, doc_path(err["loc"]))]), err["msg"])
             for err in exc.errors(include_url=False)
         ) from None
     return doc.to_descriptor()

@@ -26,8 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
-from classifier.schema import CatalogDoc, ManifestDoc, RuleDoc, RuleFileDoc
-from classifier.yamlsource import Path_, Positions, YamlDocument, parse_yaml
+from classifier.schema import CatalogDoc, ManifestDoc, RuleDoc, RuleFileDoc, doc_path
+from classifier.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
 
 MANIFEST = "ruleset.yaml"
 CATALOG = "actions.yaml"
@@ -89,26 +89,11 @@ def load_source(root: Path | str) -> RulesetSource:
     digest = hashlib.sha256()
 
     def read(path: Path) -> YamlDocument | None:
-        shown = display_path(path)
-        try:
-            size = path.stat().st_size
-            if size > MAX_RULE_FILE_BYTES:
-                diagnostics.append(
-                    Diagnostic(
-                        "file_too_large",
-                        f"{size} bytes exceed the limit of {MAX_RULE_FILE_BYTES} bytes",
-                        Location(shown),
-                    )
-                )
-                return None
-            data = path.read_bytes()
-            text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            diagnostics.append(Diagnostic("unreadable_file", str(exc), Location(shown)))
+        data, doc = read_yaml_file(path, display_path(path), MAX_RULE_FILE_BYTES)
+        diagnostics.extend(doc.diagnostics)
+        if data is None:
             return None
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
-        doc = parse_yaml(text, shown)
-        diagnostics.extend(doc.diagnostics)
         return doc
 
     manifest = _required(root / MANIFEST, read, ManifestDoc, diagnostics, "missing_manifest")
@@ -271,25 +256,10 @@ def pydantic_diagnostics(
     """Turn pydantic's errors into located diagnostics with stable codes."""
     out = []
     for err in exc.errors(include_url=False):
-        loc = _yaml_path(err["loc"])
+        loc = doc_path(err["loc"])
         code, message, where = _describe(err, loc, positions)
         out.append(Diagnostic(code, message, where, rule_id=_rule_id(value, loc)))
     return out
-
-
-def _yaml_path(loc: tuple[Any, ...]) -> Path_:
-    """pydantic's error path, minus the validator names it adds for unions and lists."""
-    out: list[str | int] = []
-    for part in loc:
-        if isinstance(part, int):
-            out.append(part)
-        elif part == "class_":
-            out.append("class")
-        elif "[" in part or part in ("function-before", "function-after", "str", "int"):
-            continue
-        else:
-            out.append(part)
-    return tuple(out)
 
 
 def _describe(err: Any, path: Path_, positions: Positions) -> tuple[str, str, Location]:

@@ -34,6 +34,23 @@ class _Doc(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+_UNION_MEMBERS = frozenset({"function-before", "function-after", "str", "int", "float", "bool"})
+
+
+def doc_path(loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """A pydantic error's path as the document spells it: without the union members and
+    validator names pydantic adds, and with `class` for the `class_` field."""
+    out: list[str | int] = []
+    for part in loc:
+        if isinstance(part, int):
+            out.append(part)
+        elif part == "class_":
+            out.append("class")
+        elif "[" not in part and part not in _UNION_MEMBERS:
+            out.append(part)
+    return tuple(out)
+
+
 def scalar_text(value: object) -> str:
     """The text a YAML scalar stands for, as descriptors carry it (`true`, `408`)."""
     if isinstance(value, bool):

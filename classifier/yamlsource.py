@@ -11,6 +11,7 @@ construct an object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -74,6 +75,29 @@ def _loc(file: str, mark: Any) -> Location:
 def _at(node: yaml.Node) -> tuple[int, int]:
     mark = node.start_mark
     return (mark.line + 1, mark.column + 1)
+
+
+def read_yaml_file(path: Path, shown: str, max_bytes: int) -> tuple[bytes | None, YamlDocument]:
+    """Read and parse a file, refusing one over max_bytes before parsing it.
+
+    Returns the raw bytes (None when the file could not be read: the
+    document then holds the `file_too_large` or `unreadable_file` diagnostic)
+    so a caller can digest exactly what it parsed.
+    """
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            message = f"{size} bytes exceed the limit of {max_bytes} bytes"
+            return None, _unread("file_too_large", message, shown)
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, _unread("unreadable_file", str(exc), shown)
+    return data, parse_yaml(text, shown)
+
+
+def _unread(code: str, message: str, shown: str) -> YamlDocument:
+    return YamlDocument(None, Positions(shown), [Diagnostic(code, message, Location(shown))])
 
 
 def parse_yaml(text: str, file: str) -> YamlDocument:

@@ -17,7 +17,7 @@ its parents) holding `ruleset.yaml`, else the one the caller gives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,7 +30,7 @@ from classifier.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_dia
 from classifier.location import Location
 from classifier.schema import DescriptorDoc, parse_class
 from classifier.taxonomy import ErrorClass
-from classifier.yamlsource import Positions, parse_yaml
+from classifier.yamlsource import Positions, read_yaml_file
 
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 
@@ -145,17 +145,21 @@ def find_case_files(paths: Iterable[Path]) -> list[Path]:
         if path.is_file():
             found[path] = None
         elif path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                rel = candidate.relative_to(path)
-                if (
-                    is_case_file(candidate)
-                    and candidate.is_file()
-                    and not any(part.startswith(".") for part in rel.parts)
-                ):
-                    found[candidate] = None
+            found.update(dict.fromkeys(files_under(path, is_case_file)))
         else:
             raise FileNotFoundError(f"{path}: no such file or folder")
     return list(found)
+
+
+def files_under(folder: Path, accept: Callable[[Path], bool]) -> list[Path]:
+    """The files under folder (recursively, in path order, hidden paths skipped) accept takes."""
+    return [
+        candidate
+        for candidate in sorted(folder.rglob("*"))
+        if accept(candidate)
+        and candidate.is_file()
+        and not any(part.startswith(".") for part in candidate.relative_to(folder).parts)
+    ]
 
 
 def nearest_ruleset(start: Path) -> Path | None:
@@ -170,14 +174,7 @@ def read_case_file(path: Path) -> CaseFile:
     """Read and validate a case file; problems come back as located diagnostics."""
     shown = display_path(path)
     where = Location(shown)
-    try:
-        size = path.stat().st_size
-        if size > MAX_CASE_FILE_BYTES:
-            return _broken(path, shown, "file_too_large", f"{size} bytes exceed the limit")
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return _broken(path, shown, "unreadable_file", str(exc))
-    doc = parse_yaml(text, shown)
+    _, doc = read_yaml_file(path, shown, MAX_CASE_FILE_BYTES)
     diagnostics = sorted_diagnostics(doc.diagnostics)
     if doc.value is None:
         if not diagnostics:
@@ -201,10 +198,6 @@ def read_case_file(path: Path) -> CaseFile:
         )
     cases, bad = _cases(head.cases, doc.positions)
     return CaseFile(path, shown, rules, tuple(cases), tuple(bad), tuple(diagnostics))
-
-
-def _broken(path: Path, shown: str, code: str, message: str) -> CaseFile:
-    return CaseFile(path, shown, None, (), (), (Diagnostic(code, message, Location(shown)),))
 
 
 def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list[BadCase]]:

@@ -19,7 +19,7 @@ from classifier.descriptor import Descriptor
 from classifier.descriptor_io import descriptor_from_data
 from classifier.errors import DescriptorError
 from classifier.loader import display_path
-from classifier.regress.cases import is_case_file, read_case_file
+from classifier.regress.cases import files_under, is_case_file, read_case_file
 
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
 STDIN = "-"
@@ -40,6 +40,10 @@ class Corpus:
     errors: list[str] = field(default_factory=list)
 
 
+def _is_corpus_file(path: Path) -> bool:
+    return is_case_file(path) or path.suffix in JSON_LINES_SUFFIXES
+
+
 def corpus_files(paths: Iterable[str]) -> list[str]:
     """The files a corpus is read from; folders are searched for case files and JSON Lines."""
     out: dict[str, None] = {}
@@ -48,14 +52,8 @@ def corpus_files(paths: Iterable[str]) -> list[str]:
         if raw == STDIN or path.is_file():
             out[raw] = None
         elif path.is_dir():
-            for candidate in sorted(path.rglob("*")):
-                rel = candidate.relative_to(path)
-                if (
-                    candidate.is_file()
-                    and (is_case_file(candidate) or candidate.suffix in JSON_LINES_SUFFIXES)
-                    and not any(part.startswith(".") for part in rel.parts)
-                ):
-                    out[str(candidate)] = None
+            for candidate in files_under(path, _is_corpus_file):
+                out[str(candidate)] = None
         else:
             raise FileNotFoundError(f"{raw}: no such file or folder")
     return list(out)
