@@ -84,20 +84,19 @@ def read_yaml_file(path: Path, shown: str, max_bytes: int) -> tuple[bytes | None
     document then holds the `file_too_large` or `unreadable_file` diagnostic)
     so a caller can digest exactly what it parsed.
     """
+    where = Location(shown)
     try:
         size = path.stat().st_size
         if size > max_bytes:
             message = f"{size} bytes exceed the limit of {max_bytes} bytes"
-            return None, _unread("file_too_large", message, shown)
+            problem = Diagnostic("file_too_large", message, where)
+            return None, YamlDocument(None, Positions(shown), [problem])
         data = path.read_bytes()
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        return None, _unread("unreadable_file", str(exc), shown)
+        problem = Diagnostic("unreadable_file", str(exc), where)
+        return None, YamlDocument(None, Positions(shown), [problem])
     return data, parse_yaml(text, shown)
-
-
-def _unread(code: str, message: str, shown: str) -> YamlDocument:
-    return YamlDocument(None, Positions(shown), [Diagnostic(code, message, Location(shown))])
 
 
 def parse_yaml(text: str, file: str) -> YamlDocument:
