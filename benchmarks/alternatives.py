@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from classifier import engine
 from classifier.conditions import (
     AttributeIs,
     CauseMatches,
@@ -28,7 +29,7 @@ from classifier.conditions import (
     TypeIs,
 )
 from classifier.descriptor import Cause, Descriptor
-from classifier.ruleset import CompiledRule, Ruleset
+from classifier.ruleset import Classification, CompiledRule, Match, Ruleset
 from classifier.taxonomy import ErrorClass, UnknownReason
 
 Answer = tuple[ErrorClass, str, UnknownReason]
@@ -57,24 +58,19 @@ def _subject(s: Descriptor | Cause) -> dict[str, Any]:
     }
 
 
+def answer_of(c: Classification) -> Answer:
+    """What the benchmark compares: class, deciding rule and unknown reason."""
+    return (c.error_class, c.rule_id, c.unknown_reason)
+
+
 def decide(ruleset: Ruleset, d: Descriptor, matched: Iterable[CompiledRule]) -> Answer:
-    """The engine's precedence over the rules an expression engine said match."""
-    ranked = []
+    """The engine's own precedence over the rules an expression engine said match."""
+    matches = []
     for rule in matched:
         depth = rule.type_depth(d.chain)
         if depth is not None:
-            ranked.append((rule.rank(depth), rule.order, rule))
-    if not ranked:
-        return (ErrorClass.Unknown, "", UnknownReason.no_match)
-    best = min(r[0] for r in ranked)
-    top = sorted((r for r in ranked if r[0] == best), key=lambda r: r[1])
-    first = top[0][2].outcome
-    if any(
-        (r[2].outcome.error_class, r[2].outcome.effect) != (first.error_class, first.effect)
-        for r in top[1:]
-    ):
-        return (ErrorClass.Unknown, "", UnknownReason.conflict)
-    return (first.error_class, top[0][2].id, UnknownReason.none)
+            matches.append(Match(rule, depth, rule.rank(depth)))
+    return answer_of(engine.decide(ruleset, matches))
 
 
 def _ranges(values: Iterable[int]) -> list[tuple[int, int]]:

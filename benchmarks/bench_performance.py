@@ -108,8 +108,7 @@ def pools(ruleset: Ruleset, n_rules: int, count: int) -> Pools:
 
 
 def answer(ruleset: Ruleset, d: Descriptor) -> alternatives.Answer:
-    c = classify(ruleset, d)
-    return (c.error_class, c.rule_id, c.unknown_reason)
+    return alternatives.answer_of(classify(ruleset, d))
 
 
 def same_answers(
@@ -197,8 +196,7 @@ def alternatives_section(report: Report, loaded: dict[int, Ruleset], quick: bool
 
 
 def _oracle(ruleset: Ruleset, d: Descriptor) -> alternatives.Answer:
-    c = classify_unindexed(ruleset, d)
-    return (c.error_class, c.rule_id, c.unknown_reason)
+    return alternatives.answer_of(classify_unindexed(ruleset, d))
 
 
 def bundled_section(report: Report, rounds: int) -> None:

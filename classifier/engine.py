@@ -24,7 +24,7 @@ from classifier.ruleset import Classification, CompiledRule, Match, Ruleset
 from classifier.taxonomy import UnknownReason
 from classifier.trace import Tracer
 
-__all__ = ["Classification", "classify", "classify_unindexed", "ranked_matches"]
+__all__ = ["Classification", "classify", "classify_unindexed", "decide", "ranked_matches"]
 
 
 def classify(
@@ -52,7 +52,15 @@ def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
 
 def classify_unindexed(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
     """The oracle: the same decision over every rule, no index. Tests compare the two."""
-    return _decide(ruleset, _top(_matches(ruleset.rules, descriptor)))
+    return decide(ruleset, _matches(ruleset.rules, descriptor))
+
+
+def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:
+    """Precedence over matches found some other way (a benchmark's expression engine).
+
+    The same decision `classify` makes, so answers can be compared one for one.
+    """
+    return _decide(ruleset, _top(matches))
 
 
 def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
