@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import yaml
 
 from benchmarks import alternatives, synth
 from benchmarks.load import write_payloads
@@ -40,6 +39,7 @@ from classifier import Descriptor, Ruleset, classify, classify_unindexed, load_r
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.client.wire import request as wire_request
 from classifier.descriptor_io import descriptor_from_data
+from classifier.regress.cases import find_case_files, read_case_file
 from classifier.server.app import DEFAULT_THREADS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,10 +123,9 @@ def same_answers(
             raise SystemExit(f"{name} answers {got} where the engine answers {want} for {d}")
 
 
-def engine_section(report: Report, rulesets: dict[int, Path], quick: bool) -> None:
+def engine_section(report: Report, loaded: dict[int, Ruleset], quick: bool) -> None:
     print("engine, in process", flush=True)
     rounds = 7 if quick else 21
-    loaded = {n: load_ruleset(path) for n, path in rulesets.items()}
     cost: dict[tuple[int, str], float] = {}
     for n, ruleset in loaded.items():
         p = pools(ruleset, n, 200)
@@ -201,11 +200,11 @@ def _oracle(ruleset: Ruleset, d: Descriptor) -> alternatives.Answer:
 
 def bundled_section(report: Report, rounds: int) -> None:
     ruleset = load_ruleset(ROOT / "rules")
-    ds = [
-        descriptor_from_data(case["descriptor"])
-        for path in sorted((ROOT / "rules").rglob("*.cases.yaml"))
-        for case in (yaml.safe_load(path.read_text()) or {}).get("cases", [])
-    ]
+    files = [read_case_file(path) for path in find_case_files([ROOT / "rules"])]
+    for f in files:
+        if f.diagnostics or f.bad_cases:
+            raise SystemExit(f"{f.shown}: invalid case file; run `classifier test rules`")
+    ds = [case.descriptor for f in files for case in f.cases]
     cost = per_call(lambda d: classify(ruleset, d), ds, rounds)
     report.figures["bundled"] = {"rules": len(ruleset.rules), "descriptors": len(ds), "cost": cost}
     report.add(
@@ -367,9 +366,11 @@ class Load:
         return result
 
 
-def server_section(report: Report, rules: Path, folder: Path, quick: bool) -> None:
+def server_section(
+    report: Report, rules: Path, ruleset: Ruleset, folder: Path, quick: bool
+) -> None:
+    """`classifier serve --rules rules` against echo; `ruleset` is `rules`, already loaded."""
     print("over gRPC (load generator in its own process)", flush=True)
-    ruleset = load_ruleset(rules)
     p = pools(ruleset, 5000, 600)
     load = Load(folder, (p.match + p.nomatch)[:600])
     seconds = 2.0 if quick else 3.0
@@ -577,8 +578,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             n: synth.write_ruleset(folder / f"rules{n}", synth.synthetic_rules(n)) for n in SIZES
         }
         startup_section(report, rulesets[5000])
-        engine_section(report, rulesets, args.quick)
-        server_section(report, rulesets[5000], folder, args.quick)
+        loaded = {n: load_ruleset(path) for n, path in rulesets.items()}
+        engine_section(report, loaded, args.quick)
+        server_section(report, rulesets[5000], loaded[5000], folder, args.quick)
     after = machine()
     print_table(report, before, after)
     if args.json:
