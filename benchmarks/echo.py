@@ -3,10 +3,9 @@
 It is served the way the classifier is (same grpcio, same server options and
 concurrency limit, same thread pool, or grpc.aio to compare server models), so what it
 reaches is what gRPC on Python allows, and the classifier is measured
-against it. Three methods, all echoing what they receive:
+against it. Two methods, both echoing what they receive:
 
     /bench.Echo/Echo         ClassifyRequest -> the same (unary)
-    /bench.Echo/EchoBatch    ClassifyBatchRequest -> the same (unary, 100 per call)
     /bench.Echo/EchoStream   stream ClassifyBatchRequest -> the same, message by message
 
 Run: `python -m benchmarks.echo --port 0 [--threads N | --aio]`; prints the
@@ -59,11 +58,6 @@ def _handlers(*, aio: bool) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
             same,
             request_deserializer=pb.ClassifyRequest.FromString,
             response_serializer=pb.ClassifyRequest.SerializeToString,
-        ),
-        "EchoBatch": grpc.unary_unary_rpc_method_handler(
-            same,
-            request_deserializer=pb.ClassifyBatchRequest.FromString,
-            response_serializer=pb.ClassifyBatchRequest.SerializeToString,
         ),
         "EchoStream": grpc.stream_stream_rpc_method_handler(
             stream,
