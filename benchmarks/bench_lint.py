@@ -34,13 +34,8 @@ GRPC = ["UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INTERNAL", "C
 
 
 STATUS_CLASS = {
-    400: "ProviderError",
-    401: "ProviderError",
-    403: "ProviderError",
-    404: "ProviderError",
     408: "Timeout",
     429: "RateLimited",
-    "5xx": "ProviderError",
     500: "ProviderError",
     502: "ProviderError",
     503: "ProviderError",
