@@ -56,4 +56,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache examples/node/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules
