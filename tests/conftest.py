@@ -16,7 +16,14 @@ import pytest
 from classifier import Ruleset, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.server import App, ServeConfig, Server, create_server
-from tests.support import BUNDLED_RULES, MANIFEST, MakeRuleset, serving_files, write_folder
+from tests.support import (
+    BUNDLED_RULES,
+    MANIFEST,
+    SMALL_FILES,
+    MakeRuleset,
+    serving_files,
+    write_folder,
+)
 
 
 @pytest.fixture
@@ -29,7 +36,7 @@ def make_ruleset(tmp_path: Path) -> MakeRuleset:
         nonlocal made
         made += 1
         root = tmp_path / (name if made == 1 else f"{name}{made}")
-        root.mkdir()
+        root.mkdir(parents=True)
         shutil.copy(BUNDLED_RULES / "actions.yaml", root / "actions.yaml")
         (root / "ruleset.yaml").write_text(manifest)
         if isinstance(files, str):
@@ -41,6 +48,12 @@ def make_ruleset(tmp_path: Path) -> MakeRuleset:
         return root
 
     return make
+
+
+@pytest.fixture
+def small(make_ruleset: MakeRuleset) -> Path:
+    """A three-rule ruleset whose `rules.cases.yaml` passes, two rules covered of three."""
+    return make_ruleset(SMALL_FILES, name="small")
 
 
 @pytest.fixture(scope="session")

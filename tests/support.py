@@ -121,3 +121,36 @@ def serving_files() -> dict[str, str]:
         "actions.yaml": (BUNDLED_RULES / "actions.yaml").read_text(),
         "rules.yaml": SERVING_RULES,
     }
+
+
+SMALL_FILES = {
+    "rules.yaml": """\
+rules:
+  - id: http.429
+    when: {origin: provider, http_status: 429}
+    class: RateLimited
+  - id: dotnet.timeout
+    when:
+      type: System.Threading.Tasks.TaskCanceledException
+      cause: {type: System.TimeoutException}
+    class: Timeout
+  - id: tool.any
+    when: {origin: tool}
+    class: ToolError
+""",
+    "rules.cases.yaml": """\
+cases:
+  - note: a provider 429 is RateLimited
+    descriptor: {type: openai.RateLimitError, http_status: 429, origin: provider}
+    want: {class: RateLimited, rule: http.429, effect: fail, action: provider.backoff, retryable: true}
+  - note: HttpClient timeout is a Timeout
+    descriptor:
+      type: System.Threading.Tasks.TaskCanceledException
+      causes: [{type: System.TimeoutException}]
+    want: {class: Timeout, rule: dotnet.timeout}
+  - note: a teapot is not classified
+    descriptor: {type: teapot.Error, http_status: 418, origin: provider}
+    want: {class: Unknown, unknown_reason: no_match}
+""",
+}
+"""A three-rule ruleset and a passing case file beside it (the `small` fixture)."""

@@ -1,4 +1,4 @@
-"""A small ruleset with case files beside its rules, shared by the regress and CLI tests."""
+"""What the regress tests share: a real pytest run, and the JUnit schema reports validate against."""
 
 from __future__ import annotations
 
@@ -6,45 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import xmlschema
 
-from tests.support import MakeRuleset
-
-RULES = """\
-rules:
-  - id: http.429
-    when: {origin: provider, http_status: 429}
-    class: RateLimited
-  - id: dotnet.timeout
-    when:
-      type: System.Threading.Tasks.TaskCanceledException
-      cause: {type: System.TimeoutException}
-    class: Timeout
-  - id: tool.any
-    when: {origin: tool}
-    class: ToolError
-"""
-
-CASES = """\
-cases:
-  - note: a provider 429 is RateLimited
-    descriptor: {type: openai.RateLimitError, http_status: 429, origin: provider}
-    want: {class: RateLimited, rule: http.429, effect: fail, action: provider.backoff, retryable: true}
-  - note: HttpClient timeout is a Timeout
-    descriptor:
-      type: System.Threading.Tasks.TaskCanceledException
-      causes: [{type: System.TimeoutException}]
-    want: {class: Timeout, rule: dotnet.timeout}
-  - note: a teapot is not classified
-    descriptor: {type: teapot.Error, http_status: 418, origin: provider}
-    want: {class: Unknown, unknown_reason: no_match}
-"""
-
-
-@pytest.fixture
-def small(make_ruleset: MakeRuleset) -> Path:
-    """A three-rule ruleset whose `rules.cases.yaml` passes, two rules covered of three."""
-    return make_ruleset({"rules.yaml": RULES, "rules.cases.yaml": CASES}, name="small")
+JUNIT_SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+"""The JUnit XML dialect CI systems read (`classifier test --junit` and pytest both write it)."""
 
 
 def run_pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -7,12 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-import xmlschema
 
 from classifier.cli import main
-from tests.regress.fixtures import run_pytest
-
-SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+from tests.regress.fixtures import JUNIT_SCHEMA, run_pytest
 
 MIXED = """\
 cases:
@@ -40,7 +37,7 @@ def test_junit_has_one_testcase_per_case_with_file_line_and_outcome(
     out = tmp_path / "reports" / "junit.xml"
     assert main(["test", "--junit", str(out), str(small / "mixed.cases.yaml")]) == 2
     capsys.readouterr()
-    SCHEMA.validate(str(out))
+    JUNIT_SCHEMA.validate(str(out))
     root = ET.parse(out).getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
         "4",
@@ -72,7 +69,7 @@ def test_junit_reports_a_file_that_could_not_run_as_an_error(
     out = tmp_path / "junit.xml"
     assert main(["test", "--junit", str(out), str(small)]) == 2
     capsys.readouterr()
-    SCHEMA.validate(str(out))
+    JUNIT_SCHEMA.validate(str(out))
     root = ET.parse(out).getroot()
     assert root.get("errors") == "1"
     assert root.get("tests") == "4"
@@ -85,12 +82,12 @@ def test_the_schema_rejects_what_is_not_junit(tmp_path: Path) -> None:
     bad.write_text(
         '<testsuites><testsuite name="s" tests="x" failures="0" errors="0"/></testsuites>'
     )
-    assert not SCHEMA.is_valid(str(bad))
+    assert not JUNIT_SCHEMA.is_valid(str(bad))
     bad.write_text(
         '<testsuites><testsuite name="s" tests="1" failures="0" errors="0">'
         '<testcase classname="c"/></testsuite></testsuites>'
     )
-    assert not SCHEMA.is_valid(str(bad))
+    assert not JUNIT_SCHEMA.is_valid(str(bad))
 
 
 def test_the_schema_accepts_pytests_own_junit_output(tmp_path: Path) -> None:
@@ -113,4 +110,4 @@ def test_the_schema_accepts_pytests_own_junit_output(tmp_path: Path) -> None:
             tmp_path, "-q", "-o", f"junit_family={family}", f"--junitxml={out}", "test_x.py"
         )
         assert "1 failed, 1 passed, 1 skipped" in run.stdout
-        SCHEMA.validate(str(out))
+        JUNIT_SCHEMA.validate(str(out))

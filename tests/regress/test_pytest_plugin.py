@@ -10,15 +10,13 @@ import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import xmlschema
+import pytest
 
 from classifier.regress.cases import read_case_file
 from classifier.regress.report import result_text
 from classifier.regress.runner import run_cases
-from tests.regress.fixtures import CASES, RULES, run_pytest
-from tests.support import BUNDLED_RULES
-
-SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+from tests.regress.fixtures import JUNIT_SCHEMA, run_pytest
+from tests.support import SMALL_FILES, MakeRuleset
 
 MORE = """\
 cases:
@@ -39,22 +37,16 @@ cases:
 """
 
 
-def _project(tmp_path: Path) -> Path:
-    """A rule author's repository: a ruleset folder with its case files, and a pytest.ini."""
-    root = tmp_path / "project"
-    rules = root / "rules"
-    rules.mkdir(parents=True)
-    (rules / "actions.yaml").write_text((BUNDLED_RULES / "actions.yaml").read_text())
-    (rules / "ruleset.yaml").write_text("name: mine\nversion: 1.0.0\n")
-    (rules / "rules.yaml").write_text(RULES)
-    (rules / "rules.cases.yaml").write_text(CASES)
-    (root / "pytest.ini").write_text("[pytest]\n")
-    return root
+@pytest.fixture
+def project(make_ruleset: MakeRuleset) -> Path:
+    """A rule author's repository: the small ruleset as its rules/ folder, and a pytest.ini."""
+    rules = make_ruleset(SMALL_FILES, name="project/rules")
+    (rules.parent / "pytest.ini").write_text("[pytest]\n")
+    return rules.parent
 
 
-def test_one_item_per_case_named_by_its_note(tmp_path: Path) -> None:
-    root = _project(tmp_path)
-    run = run_pytest(root, "--collect-only", "-q", "rules")
+def test_one_item_per_case_named_by_its_note(project: Path) -> None:
+    run = run_pytest(project, "--collect-only", "-q", "rules")
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[:3] == [
         "rules/rules.cases.yaml::a provider 429 is RateLimited",
@@ -63,38 +55,35 @@ def test_one_item_per_case_named_by_its_note(tmp_path: Path) -> None:
     ]
 
 
-def test_failures_read_as_the_cli_writes_them(tmp_path: Path) -> None:
+def test_failures_read_as_the_cli_writes_them(project: Path) -> None:
     """Same text as `classifier test`; todo is xfail; a passing todo and a bad case fail."""
-    root = _project(tmp_path)
-    (root / "rules" / "more.cases.yaml").write_text(MORE)
-    run = run_pytest(root, "-rA", "rules")
+    (project / "rules" / "more.cases.yaml").write_text(MORE)
+    run = run_pytest(project, "-rA", "rules")
     assert run.returncode == 1
     assert "3 failed, 3 passed, 1 xfailed" in run.stdout
-    case_file = read_case_file(root / "rules" / "more.cases.yaml")
+    case_file = read_case_file(project / "rules" / "more.cases.yaml")
     report = run_cases([case_file.path])
     failing = [r for r in report.results if not r.status.ok]
     assert len(failing) == 3
     for result in failing:
-        text = result_text(result).replace(str(root) + "/", "")
+        text = result_text(result).replace(str(project) + "/", "")
         assert text in run.stdout, text
     assert (
         "XFAIL rules/more.cases.yaml::waiting for a 5xx rule - todo: no 5xx rule yet" in run.stdout
     )
 
 
-def test_k_selects_cases_by_note(tmp_path: Path) -> None:
-    root = _project(tmp_path)
-    run = run_pytest(root, "-q", "-k", "teapot or Timeout", "rules")
+def test_k_selects_cases_by_note(project: Path) -> None:
+    run = run_pytest(project, "-q", "-k", "teapot or Timeout", "rules")
     assert run.returncode == 0
     assert "2 passed, 1 deselected" in run.stdout
 
 
-def test_junitxml_has_a_testcase_per_case(tmp_path: Path) -> None:
-    root = _project(tmp_path)
-    (root / "rules" / "more.cases.yaml").write_text(MORE)
+def test_junitxml_has_a_testcase_per_case(project: Path, tmp_path: Path) -> None:
+    (project / "rules" / "more.cases.yaml").write_text(MORE)
     out = tmp_path / "junit.xml"
-    run_pytest(root, "-q", "-o", "junit_family=xunit1", f"--junitxml={out}", "rules")
-    SCHEMA.validate(str(out))
+    run_pytest(project, "-q", "-o", "junit_family=xunit1", f"--junitxml={out}", "rules")
+    JUNIT_SCHEMA.validate(str(out))
     names = [c.get("name") for c in ET.parse(out).getroot().iter("testcase")]
     assert names[:3] == [
         "a tool's 429 is RateLimited",
@@ -104,35 +93,32 @@ def test_junitxml_has_a_testcase_per_case(tmp_path: Path) -> None:
     assert len(names) == 7
 
 
-def test_xdist_runs_the_cases_on_workers_with_the_same_outcome(tmp_path: Path) -> None:
-    root = _project(tmp_path)
-    (root / "rules" / "more.cases.yaml").write_text(MORE)
-    run = run_pytest(root, "-n", "2", "rules")
+def test_xdist_runs_the_cases_on_workers_with_the_same_outcome(project: Path) -> None:
+    (project / "rules" / "more.cases.yaml").write_text(MORE)
+    run = run_pytest(project, "-n", "2", "rules")
     assert run.returncode == 1
     assert "3 failed, 3 passed, 1 xfailed" in run.stdout
     assert "class: want RateLimited, got ToolError" in run.stdout
 
 
-def test_a_broken_case_file_or_ruleset_is_a_collection_error(tmp_path: Path) -> None:
-    root = _project(tmp_path)
-    (root / "rules" / "broken.cases.yaml").write_text("cases: [\n")
-    run = run_pytest(root, "rules")
+def test_a_broken_case_file_or_ruleset_is_a_collection_error(project: Path) -> None:
+    (project / "rules" / "broken.cases.yaml").write_text("cases: [\n")
+    run = run_pytest(project, "rules")
     assert run.returncode == 2
     assert "rules/broken.cases.yaml: invalid case file" in run.stdout
     assert "yaml_syntax_error" in run.stdout
-    (root / "rules" / "broken.cases.yaml").unlink()
-    (root / "rules" / "rules.yaml").write_text(
+    (project / "rules" / "broken.cases.yaml").unlink()
+    (project / "rules" / "rules.yaml").write_text(
         "rules:\n  - {id: a, when: {message: '(x'}, class: Timeout}\n"
     )
-    run = run_pytest(root, "rules")
+    run = run_pytest(project, "rules")
     assert run.returncode == 2
     assert "invalid_pattern" in run.stdout
 
 
-def test_patterns_and_the_fallback_ruleset_are_configurable(tmp_path: Path) -> None:
+def test_patterns_and_the_fallback_ruleset_are_configurable(project: Path) -> None:
     """`classifier_cases` names other files; --classifier-rules serves files outside a ruleset."""
-    root = _project(tmp_path)
-    specs = root / "specs"
+    specs = project / "specs"
     specs.mkdir()
     (specs / "tools.yaml").write_text(
         textwrap.dedent(
@@ -144,10 +130,10 @@ def test_patterns_and_the_fallback_ruleset_are_configurable(tmp_path: Path) -> N
             """
         )
     )
-    (root / "pytest.ini").write_text("[pytest]\nclassifier_cases = tools.yaml\n")
-    run = run_pytest(root, "-q", "--classifier-rules", "rules", "specs", "rules")
+    (project / "pytest.ini").write_text("[pytest]\nclassifier_cases = tools.yaml\n")
+    run = run_pytest(project, "-q", "--classifier-rules", "rules", "specs", "rules")
     assert run.returncode == 0, run.stdout
     assert "1 passed" in run.stdout
-    run = run_pytest(root, "-q", "specs")
+    run = run_pytest(project, "-q", "specs")
     assert run.returncode == 2
     assert "no_ruleset" in run.stdout
