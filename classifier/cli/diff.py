@@ -28,8 +28,9 @@ def add_parser(sub: Any) -> None:
         "diff",
         help="list the descriptors a ruleset change reclassifies",
         description="Classify a corpus (case files, or JSON Lines of descriptors) under two "
-        "rulesets and print every descriptor whose class, effect, action or deciding rule "
-        "changed, grouped by (old class -> new class). A ruleset is a folder, REV:PATH "
+        "rulesets and print every descriptor whose class, effect, action, deciding rule, "
+        "retryable flag or Unknown reason changed, grouped by (old class -> new class). "
+        "A ruleset is a folder, REV:PATH "
         "(a folder at a git revision, PATH from the repository root), or REV alone (the "
         "other side's folder at that revision).",
     )
