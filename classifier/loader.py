@@ -149,12 +149,15 @@ def load_source(root: Path | str) -> RulesetSource:
 def rule_files(root: Path, include: Iterable[str], exclude: Iterable[str]) -> list[Path]:
     """Rule files under root in a stable order: included, not excluded, not cases, not hidden.
 
+    Both glob lists are matched the same way (`glob_match`), against the whole
+    path relative to root.
+
     Linked folders are followed (a Kubernetes ConfigMap volume links each
     subfolder into its hidden `..data` folder) but each real folder is
     visited once, so a link loop cannot make the walk endless.
     """
-    patterns = [tuple(p.split("/")) for p in include]
-    excluded = list(exclude)
+    included = [tuple(p.split("/")) for p in include]
+    excluded = [tuple(p.split("/")) for p in exclude]
     found: list[Path] = []
     visited: set[str] = set()
     for folder, dirs, files in os.walk(root, followlinks=True):
@@ -171,8 +174,8 @@ def rule_files(root: Path, include: Iterable[str], exclude: Iterable[str]) -> li
                 not name.startswith(".")
                 and str(rel) not in (MANIFEST, CATALOG)
                 and not name.endswith(CASES_SUFFIX)
-                and any(glob_match(rel.parts, p) for p in patterns)
-                and not any(rel.match(x) for x in excluded)
+                and any(glob_match(rel.parts, p) for p in included)
+                and not any(glob_match(rel.parts, p) for p in excluded)
                 and path.is_file()
             ):
                 found.append(path)

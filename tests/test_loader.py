@@ -8,7 +8,7 @@ import pytest
 
 from classifier import RulesetError, load_ruleset
 from classifier.loader import display_path, glob_match
-from tests.support import MakeRuleset
+from tests.support import MANIFEST, MakeRuleset
 
 
 def _errors(root: Path) -> list[str]:
@@ -186,6 +186,21 @@ def test_include_globs_span_folders_only_with_double_star(
 ) -> None:
     """`**` spans any number of folders; `*` stays within one, as in the manifest's include."""
     assert glob_match(tuple(path.split("/")), tuple(pattern.split("/"))) is matches
+
+
+def test_exclude_globs_match_like_include_globs(make_ruleset: MakeRuleset) -> None:
+    """`exclude: [drafts/**]` drops everything under the top-level drafts/, and nothing else."""
+    rule = "rules: [{{id: {0}, when: {{type: a.{0}}}, class: Timeout}}]\n"
+    root = make_ruleset(
+        {
+            "a.yaml": rule.format("a"),
+            "drafts/b.yaml": rule.format("b"),
+            "drafts/deep/c.yaml": rule.format("c"),
+            "team/drafts/d.yaml": rule.format("d"),
+        },
+        manifest=MANIFEST + 'exclude: ["drafts/**"]\n',
+    )
+    assert [r.id for r in load_ruleset(root).rules] == ["a", "d"]
 
 
 def test_only_unknown_has_a_conflict_action(make_ruleset: MakeRuleset) -> None:
