@@ -86,7 +86,8 @@ def build_descriptor(
     Raises DescriptorError listing every malformed field by its path, so a
     client learns all its mistakes from one answer. Names are stripped,
     language and provider lower-cased, and an over-long message is cut to
-    its documented prefix rather than refused.
+    its documented prefix rather than refused; a character UTF-8 cannot
+    encode in a message is replaced too (see `utf8_text`).
     """
     if isinstance(supertypes, Iterator):
         supertypes = tuple(supertypes)
@@ -131,7 +132,7 @@ def _validated(
             http_status=v.http_status(f"causes[{i}].http_status", c.http_status),
             grpc_status=v.grpc_status(f"causes[{i}].grpc_status", c.grpc_status),
             code=v.bounded(f"causes[{i}].code", c.code, limits.MAX_CODE_CHARS),
-            message=c.message[: limits.MAX_MESSAGE_CHARS],
+            message=utf8_text(c.message[: limits.MAX_MESSAGE_CHARS]),
         )
         for i, c in enumerate(causes)
     )
@@ -143,7 +144,7 @@ def _validated(
         grpc_status=v.grpc_status("grpc_status", grpc_status),
         origin=v.origin(origin),
         code=v.bounded("code", code, limits.MAX_CODE_CHARS),
-        message=message[: limits.MAX_MESSAGE_CHARS],
+        message=utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
         causes=built_causes,
         language=v.bounded("language", language, limits.MAX_LABEL_CHARS).lower(),
         provider=v.bounded("provider", provider, limits.MAX_LABEL_CHARS).lower(),
@@ -155,6 +156,22 @@ def _validated(
 
 
 _ORIGINS: dict[int, Origin] = {int(o): o for o in Origin}
+
+
+def utf8_text(text: str) -> str:
+    """text with each lone surrogate replaced by U+FFFD, so it encodes as UTF-8.
+
+    A JSON or YAML file can spell one (`"\\ud800"`) and RE2 is given the
+    message as UTF-8 bytes; a surrogate pair spelt as two escapes is joined.
+    Nearly every message is ASCII, which is checked first and costs little.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
 
 
 def _names_ok(names: tuple[str, ...]) -> bool:
@@ -230,7 +247,7 @@ def _well_formed(
                 c.http_status,
                 c.grpc_status,
                 cause_code,
-                c.message[: limits.MAX_MESSAGE_CHARS],
+                utf8_text(c.message[: limits.MAX_MESSAGE_CHARS]),
             )
         )
     return Descriptor(
@@ -240,7 +257,7 @@ def _well_formed(
         grpc_status,
         _ORIGINS[origin],
         code,
-        message[: limits.MAX_MESSAGE_CHARS],
+        utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
         tuple(built),
         language.lower(),
         provider.lower(),

@@ -31,7 +31,11 @@ codes = st.one_of(st.sampled_from(["", " E1 ", "x" * 256, "x" * 257]), st.text(m
 http = st.one_of(st.none(), st.sampled_from([99, 100, 429, 599, 600, -1]))
 grpc = st.one_of(st.none(), st.sampled_from([-1, 0, 4, 16, 17]))
 origins = st.one_of(st.sampled_from(list(Origin)), st.integers(-1, 9))
-messages = st.one_of(st.text(max_size=8), st.just("m" * (limits.MAX_MESSAGE_CHARS + 5)))
+messages = st.one_of(
+    st.text(max_size=8),
+    st.just("m" * (limits.MAX_MESSAGE_CHARS + 5)),
+    st.sampled_from(["\ud800", "a\udc00b", "\ud83d\ude00"]),
+)
 causes = st.builds(
     CauseInput,
     type=names,
@@ -127,3 +131,25 @@ def test_the_chain_is_the_type_then_its_supertypes() -> None:
     d = build_descriptor(type=" a.B ", supertypes=[" c.D", "e.F "])
     assert d.chain == ("a.B", "c.D", "e.F")
     assert Descriptor(type="x", supertypes=("y",)).chain == ("x", "y")
+
+
+@pytest.mark.parametrize("quick", [True, False])
+def test_a_lone_surrogate_in_a_message_becomes_a_replacement_character(quick: bool) -> None:
+    """JSON's "\\ud800" makes a message UTF-8 cannot carry; it is mended, not a crash later."""
+    kw: dict[str, Any] = {
+        "type": "a.B",
+        "supertypes": (),
+        "http_status": None,
+        "grpc_status": None,
+        "origin": Origin.unspecified,
+        "code": "",
+        "message": "x\ud800y \ud83d\ude00",
+        "causes": [CauseInput("c.D", message="\udc00")],
+        "language": "",
+        "provider": "",
+        "attributes": None,
+    }
+    d = build_descriptor(**kw) if quick else _validated("descriptor", **kw)
+    assert d.message == "x\ufffdy \U0001f600"
+    assert d.causes[0].message == "\ufffd"
+    assert d.message.encode() == "x\ufffdy \U0001f600".encode()

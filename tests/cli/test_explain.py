@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -73,6 +74,16 @@ def test_a_bad_descriptor_names_the_field(
     bad.write_text("type: a.B\nhttp_status: 999\n")
     assert main(["explain", "--rules", str(EXPLAIN / "rules"), str(bad)]) == 2
     assert "descriptor.http_status: 999 is not an HTTP status" in capsys.readouterr().err
+
+
+def test_a_message_with_a_lone_surrogate_is_explained(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON escape for half a surrogate pair reaches the message rules, not a traceback."""
+    descriptor = '{"type": "x.Y", "message": "rate limit \\ud800 exceeded"}'
+    monkeypatch.setattr(sys, "stdin", io.StringIO(descriptor))
+    assert main(["explain", "--rules", str(BUNDLED_RULES), "-"]) == 0
+    assert "  message: rate limit \ufffd exceeded\n" in capsys.readouterr().out
 
 
 def test_an_invalid_ruleset_is_reported_not_explained(capsys: pytest.CaptureFixture[str]) -> None:
