@@ -20,13 +20,21 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core.core_schema import ErrorType
 
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
-from classifier.schema import CatalogDoc, ManifestDoc, RuleDoc, RuleFileDoc, doc_path
+from classifier.schema import (
+    CatalogDoc,
+    ManifestDoc,
+    RuleDoc,
+    RuleFileDoc,
+    doc_path,
+    scalar_text,
+)
 from classifier.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
 
 MANIFEST = "ruleset.yaml"
@@ -253,33 +261,62 @@ def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[Rul
     return out
 
 
+_PYDANTIC_ERROR_TYPES = frozenset(get_args(ErrorType))
+"""pydantic's own error types; any other type is a code schema.py raises (PydanticCustomError)."""
+
+
 def pydantic_diagnostics(
     exc: ValidationError, positions: Positions, value: Any
 ) -> list[Diagnostic]:
-    """Turn pydantic's errors into located diagnostics with stable codes."""
+    """Turn pydantic's errors into located diagnostics with stable codes.
+
+    The codes schema.py raises pass through; pydantic's own error types
+    become `unknown_key`, `missing_key` or `invalid_value`, so the codes an
+    author can see are the documented ones.
+    """
     out = []
     for err in exc.errors(include_url=False):
         loc = doc_path(err["loc"])
-        code, message, where = _describe(err, loc, positions)
+        code, message, where = _describe(err, loc, positions, value)
         out.append(Diagnostic(code, message, where, rule_id=_rule_id(value, loc)))
     return out
 
 
-def _describe(err: Any, path: Path_, positions: Positions) -> tuple[str, str, Location]:
+def _describe(err: Any, path: Path_, positions: Positions, value: Any) -> tuple[str, str, Location]:
     kind = err["type"]
     field = ".".join(str(p) for p in path) or "document"
     if kind == "extra_forbidden":
         return "unknown_key", f"unknown key {path[-1]!r} at {field}", positions.key(path)
+    if kind == "invalid_key":
+        key = _written_key(value, path)
+        shown = "null" if key is None else scalar_text(key)
+        at = ".".join([*(str(p) for p in path[:-1]), shown])
+        message = f"unknown key {shown} at {at} (a key must be a name)"
+        return "unknown_key", message, positions.key((*path[:-1], key))
     if kind == "missing":
         parent = path[:-1]
         return "missing_key", f"missing required key {path[-1]!r}", positions.value(parent)
     where = positions.value(path)
-    if (
-        kind.startswith(("unknown_", "invalid_", "empty_", "missing_"))
-        or kind == "unknown_as_rule_class"
-    ):
+    if kind not in _PYDANTIC_ERROR_TYPES:
         return kind, str(err["msg"]), where
     return "invalid_value", f"{field}: {err['msg']}", where
+
+
+def _written_key(value: Any, path: Path_) -> Any:
+    """The key as the document holds it (pydantic's error path spells some keys as text)."""
+    mapping = value
+    for part in path[:-1]:
+        if isinstance(mapping, dict):
+            mapping = mapping.get(part)
+        elif isinstance(mapping, list) and isinstance(part, int) and part < len(mapping):
+            mapping = mapping[part]
+        else:
+            return path[-1]
+    if isinstance(mapping, dict):
+        for key in mapping:
+            if not isinstance(key, str) and path[-1] in (key, str(key), repr(key)):
+                return key
+    return path[-1]
 
 
 def _rule_id(value: Any, path: Path_) -> str:

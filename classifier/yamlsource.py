@@ -197,8 +197,9 @@ class _Builder:
             if not isinstance(key_node, yaml.ScalarNode):
                 self.error("yaml_syntax_error", "a mapping key must be a plain scalar", key_node)
                 continue
+            reported = len(self.diagnostics)
             key = self.scalar(key_node)
-            if key is None:
+            if len(self.diagnostics) > reported:
                 continue
             key_at = _at(key_node)
             if key in first_seen:

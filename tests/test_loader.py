@@ -188,6 +188,19 @@ def test_include_globs_span_folders_only_with_double_star(
     assert glob_match(tuple(path.split("/")), tuple(pattern.split("/"))) is matches
 
 
+@pytest.mark.parametrize("key", ["1", "true", "null", "~", "2.5"])
+def test_a_key_that_is_not_text_is_an_unknown_key_at_the_key(
+    make_ruleset: MakeRuleset, key: str
+) -> None:
+    """YAML reads `1:` or `null:` as a number or null: reported like a typo, never dropped."""
+    root = make_ruleset(f"rules: [{{id: a, when: {{type: a.A, {key}: x}}, class: Timeout}}]\n")
+    shown = "null" if key == "~" else key
+    assert _errors(root) == [
+        f"rules.yaml:1:35: unknown_key: unknown key {shown} at rules.0.when.{shown} "
+        '(a key must be a name) (rule "a")'
+    ]
+
+
 def test_exclude_globs_match_like_include_globs(make_ruleset: MakeRuleset) -> None:
     """`exclude: [drafts/**]` drops everything under the top-level drafts/, and nothing else."""
     rule = "rules: [{{id: {0}, when: {{type: a.{0}}}, class: Timeout}}]\n"

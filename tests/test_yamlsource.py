@@ -41,3 +41,12 @@ def test_nesting_just_past_the_limit_points_at_the_level() -> None:
     assert [d.render() for d in doc.diagnostics] == [
         "deep.yaml:1:72: yaml_too_deep: nesting deeper than 64 levels"
     ]
+
+
+def test_a_null_key_is_kept_for_validation_to_report() -> None:
+    """`~:` is a real key (null); only a key that failed to parse is dropped, with its diagnostic."""
+    doc = yamlsource.parse_yaml("{~: 1, a: 2}", "k.yaml")
+    assert (doc.value, doc.diagnostics) == ({None: 1, "a": 2}, [])
+    assert doc.positions.keys == {(None,): (1, 2), ("a",): (1, 8)}
+    bad = yamlsource.parse_yaml("{!!python/name:os.system x: 1, a: 2}", "k.yaml")
+    assert [d.code for d in bad.diagnostics] == ["yaml_unsafe_tag"]
