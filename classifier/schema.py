@@ -373,7 +373,7 @@ class DescriptorDoc(_Doc):
     def _origin(cls, value: str) -> str:
         return parse_origin(value).name if value else ""
 
-    def to_descriptor(self) -> Descriptor:
+    def to_descriptor(self, field_prefix: str = "descriptor") -> Descriptor:
         """The normalised descriptor; raises DescriptorError for out-of-range values."""
         return build_descriptor(
             type=self.type,
@@ -387,4 +387,5 @@ class DescriptorDoc(_Doc):
             language=self.language,
             provider=self.provider,
             attributes={k: scalar_text(v) for k, v in self.attributes.items()},
+            field_prefix=field_prefix,
         )
