@@ -17,7 +17,7 @@ import fnmatch
 import functools
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar, get_args
@@ -28,6 +28,7 @@ from pydantic_core.core_schema import ErrorType
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
 from classifier.schema import (
+    DEFAULT_INCLUDE,
     CatalogDoc,
     ManifestDoc,
     RuleDoc,
@@ -69,6 +70,8 @@ class RulesetSource:
     catalog: CatalogDoc | None
     catalog_positions: Positions
     rules: tuple[RuleSource, ...]
+    files: tuple[Path, ...]
+    """The rule files (manifest and catalog aside) the rules were read from, in ruleset order."""
     digest: str
     diagnostics: tuple[Diagnostic, ...]
 
@@ -104,21 +107,15 @@ def load_source(root: Path | str) -> RulesetSource:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
         return doc
 
-    manifest = _required(root / MANIFEST, read, ManifestDoc, diagnostics, "missing_manifest")
-    catalog_doc = read(root / CATALOG) if (root / CATALOG).is_file() else None
-    if catalog_doc is None and not (root / CATALOG).is_file():
-        diagnostics.append(
-            Diagnostic(
-                "missing_catalog",
-                f"the ruleset has no {CATALOG}",
-                Location(display_path(root / CATALOG)),
-            )
-        )
+    manifest_doc = _required(root / MANIFEST, read, diagnostics, "missing_manifest")
+    manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
+    catalog_doc = _required(root / CATALOG, read, diagnostics, "missing_catalog")
     catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
-    include = manifest.include if manifest else ["**/*.yaml", "**/*.yml"]
-    exclude = manifest.exclude if manifest else []
-    files = rule_files(root, include, exclude)
+    if manifest is None:
+        files = rule_files(root, DEFAULT_INCLUDE, ())
+    else:
+        files = rule_files(root, manifest.include, manifest.exclude)
     if len(files) > MAX_RULE_FILES:
         diagnostics.append(
             Diagnostic(
@@ -149,6 +146,7 @@ def load_source(root: Path | str) -> RulesetSource:
         if catalog_doc
         else Positions(display_path(root / CATALOG)),
         rules=tuple(rules),
+        files=tuple(files),
         digest="sha256:" + digest.hexdigest(),
         diagnostics=tuple(diagnostics),
     )
@@ -208,18 +206,17 @@ def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
 
 def _required(
     path: Path,
-    read: Any,
-    model: type[DocT],
+    read: Callable[[Path], YamlDocument | None],
     diagnostics: list[Diagnostic],
     code: str,
-) -> DocT | None:
+) -> YamlDocument | None:
+    """Read a file every ruleset has; a missing one is reported with code."""
     if not path.is_file():
         diagnostics.append(
             Diagnostic(code, f"the ruleset has no {path.name}", Location(display_path(path)))
         )
         return None
-    doc = read(path)
-    return _validate(doc, model, diagnostics) if doc is not None else None
+    return read(path)
 
 
 def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic]) -> DocT | None:

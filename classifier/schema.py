@@ -21,6 +21,8 @@ from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
 RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
 ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 ORIGIN_ALIASES = {"caller": "user"}
+DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
+"""The rule files of a ruleset whose manifest has no `include:`."""
 EFFECTS = ("fail", "pause", "continue")
 RULE_LINT_CODES = ("conflicting_rules", "shadowed_rule", "catch_all_rule", "message_only_rule")
 """Lint warnings about one rule: a rule's `lint_ignore` may name these."""
@@ -265,7 +267,7 @@ class ManifestDoc(_Doc):
     version: Annotated[str, Field(min_length=1)]
     description: str = ""
     changelog: list[ChangelogEntryDoc] = []
-    include: list[str] = ["**/*.yaml", "**/*.yml"]
+    include: list[str] = list(DEFAULT_INCLUDE)
     exclude: list[str] = []
     lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
 

@@ -12,12 +12,13 @@ The generated text is committed; `tests/deploy` fails when it drifts from
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from classifier.loader import CATALOG, MANIFEST, load_source, rule_files
+from classifier.loader import CATALOG, MANIFEST, load_source
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"
@@ -33,10 +34,7 @@ END = "# END generated"
 
 def ruleset_paths(root: Path) -> list[str]:
     """The files a ruleset folder is loaded from, relative to it: manifest, catalog, rules."""
-    source = load_source(root)
-    include = source.manifest.include if source.manifest else ["**/*.yaml", "**/*.yml"]
-    exclude = source.manifest.exclude if source.manifest else []
-    rules = [p.relative_to(root).as_posix() for p in rule_files(root, include, exclude)]
+    rules = [p.relative_to(root).as_posix() for p in load_source(root).files]
     return [MANIFEST, CATALOG, *rules]
 
 
@@ -55,8 +53,9 @@ def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.ScalarNode:
 yaml.SafeDumper.add_representer(_Literal, _literal)
 
 
-def configmap(root: Path) -> str:
-    paths = ruleset_paths(root)
+def configmap(root: Path, paths: Sequence[str] | None = None) -> str:
+    """The ConfigMap's text: the files at paths (default: `ruleset_paths(root)`)."""
+    paths = ruleset_paths(root) if paths is None else paths
     keys = [key_for(p) for p in paths]
     if len(set(keys)) != len(keys):
         raise SystemExit("two rule files map to one ConfigMap key; rename one")
@@ -83,27 +82,29 @@ def configmap(root: Path) -> str:
     return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
-def items_block(root: Path, indent: str) -> list[str]:
+def items_block(root: Path, indent: str, paths: Sequence[str] | None = None) -> list[str]:
+    paths = ruleset_paths(root) if paths is None else paths
     lines = [f"{indent}{BEGIN}: one item per file of rules/", f"{indent}items:"]
-    lines += [f"{indent}  - {{key: {key_for(p)}, path: {p}}}" for p in ruleset_paths(root)]
+    lines += [f"{indent}  - {{key: {key_for(p)}, path: {p}}}" for p in paths]
     lines.append(f"{indent}{END}")
     return lines
 
 
-def deployment(root: Path, text: str) -> str:
+def deployment(root: Path, text: str, paths: Sequence[str] | None = None) -> str:
     """The Deployment's text with the generated block between its markers replaced."""
     lines = text.splitlines()
     begin = next(i for i, line in enumerate(lines) if line.strip().startswith(BEGIN))
     end = next(i for i, line in enumerate(lines) if line.strip() == END and i > begin)
     indent = lines[begin][: len(lines[begin]) - len(lines[begin].lstrip())]
-    return "\n".join([*lines[:begin], *items_block(root, indent), *lines[end + 1 :]]) + "\n"
+    return "\n".join([*lines[:begin], *items_block(root, indent, paths), *lines[end + 1 :]]) + "\n"
 
 
 def main() -> None:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else RULES
-    CONFIGMAP.write_text(configmap(root), encoding="utf-8")
+    paths = ruleset_paths(root)
+    CONFIGMAP.write_text(configmap(root, paths), encoding="utf-8")
     DEPLOYMENT.write_text(
-        deployment(root, DEPLOYMENT.read_text(encoding="utf-8")), encoding="utf-8"
+        deployment(root, DEPLOYMENT.read_text(encoding="utf-8"), paths), encoding="utf-8"
     )
     print(
         f"generated {CONFIGMAP.relative_to(ROOT)} and the items in {DEPLOYMENT.relative_to(ROOT)}"
