@@ -421,8 +421,7 @@ def _structural_hint(text: str) -> str:
 
 def _unused_actions(ruleset: Ruleset) -> Iterator[_Finding]:
     used = {o.action.id for o in ruleset.defaults.values()}
-    if ruleset.conflict_action is not None:
-        used.add(ruleset.conflict_action.id)
+    used.add(ruleset.conflict_action.id)
     used.update(rule.outcome.action.id for rule in ruleset.rules)
     for action_id in ruleset.actions:
         if action_id not in used:

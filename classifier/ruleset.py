@@ -132,8 +132,8 @@ class Ruleset:
     rules: tuple[CompiledRule, ...]
     index: RuleIndex[CompiledRule]
     defaults: dict[ErrorClass, Outcome]
-    conflict_action: Action | None = None
-    """The action for an Unknown by conflict; None means Unknown's default action."""
+    conflict_action: Action
+    """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""
     actions: dict[str, Action] = field(default_factory=dict)
     loaded_at: str = ""
     action_locations: Mapping[str, Location] = field(default_factory=dict)
@@ -163,9 +163,10 @@ class Ruleset:
         )
 
     def _unknown(self, reason: UnknownReason) -> Classification:
-        action = self.defaults[ErrorClass.Unknown].action
-        if reason is UnknownReason.conflict and self.conflict_action is not None:
+        if reason is UnknownReason.conflict:
             action = self.conflict_action
+        else:
+            action = self.defaults[ErrorClass.Unknown].action
         return Classification(
             ErrorClass.Unknown,
             action,
