@@ -165,7 +165,9 @@ def _catalog(
             )
             continue
         unknown = error_class is ErrorClass.Unknown
+        invalid = False
         if unknown != (default.effect == "unspecified"):
+            invalid = True
             diagnostics.append(
                 Diagnostic(
                     "invalid_class_default",
@@ -175,6 +177,17 @@ def _catalog(
                     where,
                 )
             )
+        if unknown and default.retryable:
+            invalid = True
+            diagnostics.append(
+                Diagnostic(
+                    "invalid_class_default",
+                    "an Unknown answer is never retryable (no rule vouched for the failure): "
+                    "leave retryable out, or set it to false",
+                    at.value(("classes", name, "retryable")),
+                )
+            )
+        if invalid:
             continue
         defaults[error_class] = Outcome(
             error_class,

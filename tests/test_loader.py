@@ -231,3 +231,19 @@ def test_only_unknown_has_a_conflict_action(make_ruleset: MakeRuleset) -> None:
     catalog.write_text(text)
     errors = [e.split(": ")[1] for e in _errors(root)]
     assert errors == ["unknown_action", "invalid_class_default"]
+
+
+def test_unknown_is_never_retryable(make_ruleset: MakeRuleset) -> None:
+    """An Unknown answer is never retryable, so a catalog saying it is gets an error, not ignored."""
+    root = make_ruleset("rules: []\n")
+    catalog = root / "actions.yaml"
+    text = catalog.read_text().replace(
+        "effect: unspecified, retryable: false,", "effect: unspecified, retryable: true,"
+    )
+    catalog.write_text(text)
+    row, line = next((n, t) for n, t in enumerate(text.splitlines(), 1) if "Unknown:" in t)
+    column = line.index("retryable: true") + len("retryable: ") + 1
+    assert _errors(root) == [
+        f"actions.yaml:{row}:{column}: invalid_class_default: an Unknown answer is never "
+        "retryable (no rule vouched for the failure): leave retryable out, or set it to false"
+    ]
