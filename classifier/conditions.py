@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from classifier.literals import NONE as NO_LITERALS
@@ -190,11 +189,3 @@ class CauseMatches(Condition):
         nearest = max(causes, key=lambda c: sum(cond.holds(c) for cond in self.conditions))
         failed = next(cond for cond in self.conditions if not cond.holds(nearest))
         return f"the nearest cause, {nearest.type}, fails {failed.text}: {failed.observed(nearest)}"
-
-
-@dataclass(frozen=True, slots=True)
-class ConditionResult:
-    """A condition and whether it held: what a tracer sees."""
-
-    condition: Condition
-    held: bool

@@ -78,7 +78,8 @@ def classification_dict(c: Classification) -> dict[str, Any]:
     return out
 
 
-def _n(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
+    """`1 rule`, `2 rules`: a count with its noun, as every report writes one."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
@@ -167,7 +168,7 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
             verdict = f"{m.class_name}/{m.effect}" if m.effect else m.class_name
             lines += [
                 f"  {i}. {m.rule_id} -> {verdict}  {m.location}",
-                f"     {_depth_label(m.type_depth)}, {_n(m.condition_count, 'condition')}, "
+                f"     {_depth_label(m.type_depth)}, {plural(m.condition_count, 'condition')}, "
                 f"priority {m.priority}",
                 *(f"     held: {cond}" for cond in m.conditions),
             ]
@@ -186,7 +187,7 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
         lines += [
             "",
             f"conflict: {_and(tied_ids)} tie at every precedence step "
-            f"({_depth_label(first.type_depth)}, {_n(first.condition_count, 'condition')}, "
+            f"({_depth_label(first.type_depth)}, {plural(first.condition_count, 'condition')}, "
             f"priority {first.priority}) and disagree, so the answer is Unknown:",
             *(f"  {m.rule_id} says {m.class_name}/{m.effect}" for m in tied),
             "  to settle it, add a condition to one of them or give one a priority",

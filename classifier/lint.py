@@ -45,6 +45,7 @@ from classifier.conditions import (
 from classifier.descriptor import Descriptor
 from classifier.engine import classify, ranked_matches
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
+from classifier.explain import plural
 from classifier.location import Location
 from classifier.ruleset import CompiledRule, Ruleset
 from classifier.schema import LINT_CODES
@@ -142,10 +143,6 @@ def _verdict(rule: CompiledRule) -> str:
     return f"{rule.outcome.error_class.name}/{rule.outcome.effect.label}"
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 # conflicting_rules ---------------------------------------------------------------------------
 
 
@@ -197,7 +194,7 @@ def _conflict(a: CompiledRule, b: CompiledRule, witness: Descriptor) -> Diagnost
     return _warning(
         "conflicting_rules",
         f'conflicts with rule "{a.id}" at {a.location}: both match the witness {depth}, with '
-        f"{_n(b.condition_count, 'condition')} and priority {b.priority}, but this rule says "
+        f"{plural(b.condition_count, 'condition')} and priority {b.priority}, but this rule says "
         f"{_verdict(b)} and that one {_verdict(a)}, so the answer is Unknown (conflict); "
         "add a condition to one of them, or give one a priority",
         b.location,
@@ -246,9 +243,10 @@ def _shadowed(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
 
 
 def _outranks(w: CompiledRule, r: CompiledRule) -> bool:
-    """Whether w beats r whenever both match at the same type depth (never a conflict)."""
-    if w.condition_count != r.condition_count:
-        return w.condition_count > r.condition_count
+    """Whether w beats r whenever both match at the same type depth (never a conflict).
+
+    Only rules of one group are compared, so both have the same condition count.
+    """
     if w.priority != r.priority:
         return w.priority > r.priority
     return w.order < r.order and _answer(w) == _answer(r)

@@ -23,7 +23,6 @@ ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 ORIGIN_ALIASES = {"caller": "user"}
 DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
 """The rule files of a ruleset whose manifest has no `include:`."""
-EFFECTS = ("fail", "pause", "continue")
 RULE_LINT_CODES = ("conflicting_rules", "shadowed_rule", "catch_all_rule", "message_only_rule")
 """Lint warnings about one rule: a rule's `lint_ignore` may name these."""
 LINT_CODES = (*RULE_LINT_CODES, "unused_action", "class_never_produced")

@@ -180,7 +180,7 @@ class WitnessBuilder:
 
     def _causes(self, condition: CauseMatches) -> Iterator[CauseInput]:
         need = constraints(condition.conditions)
-        if not need.satisfiable or need.causes or need.attributes:
+        if not need.satisfiable:
             return
         types = self._ordered("cause.type", need.types) if need.types else [self.fresh_cause_type]
         fields = {f: self._ordered(f"cause.{f}", vs) for f, vs in need.fields.items()}

@@ -12,6 +12,7 @@ from typing import Any
 
 from classifier.compiler import load_ruleset
 from classifier.errors import Diagnostic, RulesetError
+from classifier.explain import plural
 from classifier.lint import lint_report
 from classifier.report import render_github, render_json, render_text
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     except RulesetError as exc:
         errors = exc.diagnostics
         _print(args.format, errors, {"ok": False, "errors": len(errors), "warnings": 0})
-        _summary(args.format, f"failed: {args.rules}: {_n(len(errors), 'error')}")
+        _summary(args.format, f"failed: {args.rules}: {plural(len(errors), 'error')}")
         return EXIT_ERRORS
     report = lint_report(ruleset)
     warnings = report.warnings
@@ -62,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
         },
     }
     _print(args.format, warnings, summary)
+    shown = plural(len(warnings), "warning") if warnings else "no warnings"
     line = (
-        f"{ruleset.name} {ruleset.version}: {_n(len(ruleset.rules), 'rule')} "
-        f"({ruleset.digest[:19]}), {_n(len(warnings), 'warning') if warnings else 'no warnings'}"
+        f"{ruleset.name} {ruleset.version}: {plural(len(ruleset.rules), 'rule')} "
+        f"({ruleset.digest[:19]}), {shown}"
     )
     if report.suppressed:
         line += f" ({report.suppressed} silenced by lint_ignore)"
@@ -85,7 +87,3 @@ def _print(fmt: str, diagnostics: list[Diagnostic], summary: dict[str, Any]) -> 
         print(render_json(diagnostics, summary))
     elif diagnostics:
         print(render_github(diagnostics) if fmt == "github" else render_text(diagnostics))
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
