@@ -4,10 +4,10 @@ The compiler is an ordered list of named, pure stages over the loaded
 source; each stage adds located diagnostics instead of stopping, so an
 author sees every problem in one run:
 
-    catalog      action ids unique; every class default names a known action
+    catalog      action ids unique; class defaults name known actions and possible effects
     rule_ids     rule ids unique across the ruleset
     rules        class, action, effect resolved; conditions and RE2 patterns compiled
-    index        candidate lookup by type name (and plain fields for untyped rules)
+    index        candidate lookup by type name; a bucket of many rules split by a plain field
 
 Patterns are compiled here, never in the engine.
 """

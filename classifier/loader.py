@@ -1,7 +1,8 @@
 """Read a ruleset folder into validated documents with positions.
 
 This is the only module that reads rule files. It returns every problem it
-finds (not just the first) as located diagnostics, sorted by file and line.
+finds (not just the first) as located diagnostics, in the order it met them
+(RulesetError sorts them by file and line).
 
 A ruleset folder holds:
 
