@@ -83,6 +83,12 @@ def answer_from_proto(r: pb.ClassifyResponse) -> Answer:
     )
 
 
+def _effect_label(number: int) -> str:
+    """A match's effect as the explanation spells it; "" for none, or one this client lacks."""
+    effect = _enum(Effect, number)
+    return effect.label if effect else ""
+
+
 def explanation_from_proto(e: pb.Explanation) -> Explanation:
     return Explanation(
         matches=tuple(
@@ -94,7 +100,7 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
                 type_depth=m.type_depth,
                 condition_count=m.condition_count,
                 priority=m.priority,
-                effect=Effect(m.effect).label if m.effect else "",
+                effect=_effect_label(m.effect),
             )
             for m in e.matches
         ),

@@ -99,3 +99,17 @@ def test_public_names_are_pinned() -> None:
         ]
     )
     assert all(hasattr(classifier.client, name) for name in classifier.client.__all__)
+
+
+def test_a_newer_servers_effect_in_an_explanation_reads_as_no_claim() -> None:
+    """An explained match with an effect number this client lacks reads as "" rather than raising."""
+    response = pb.ClassifyResponse(class_name="Timeout")
+    response.explanation.matches.add(rule_id="known", effect=pb.RUN_EFFECT_PAUSE)
+    newer = response.explanation.matches.add(rule_id="newer")
+    newer.effect = 9  # type: ignore[assignment]
+    a = answer_from_proto(pb.ClassifyResponse.FromString(response.SerializeToString()))
+    assert a.explanation is not None
+    assert [(m.rule_id, m.effect) for m in a.explanation.matches] == [
+        ("known", "pause"),
+        ("newer", ""),
+    ]
