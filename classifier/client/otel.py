@@ -79,8 +79,7 @@ def descriptor_from_span_event(
         code=rpc_code,
         message=_text(event.get("exception.message", "")),
         language=_language(resource),
-        provider=provider
-        or _text(span.get("gen_ai.provider.name") or span.get("gen_ai.system", "")),
+        provider=provider or _provider(span),
         attributes={**context, **(attributes or {})},
     )
 

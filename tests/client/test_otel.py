@@ -81,6 +81,12 @@ def test_older_attribute_names() -> None:
     assert (d.http_status, d.provider) == (503, "anthropic")
 
 
+def test_a_provider_attribute_set_to_none_names_no_provider() -> None:
+    """An attribute present but None (a plain mapping may hold one) is no provider, not "none"."""
+    d = descriptor_from_span_event({"exception.type": "E"}, {"gen_ai.system": None})
+    assert d.provider == ""
+
+
 def test_origin_from_the_operation_and_explicit_values_win() -> None:
     """execute_tool spans are tool failures; the caller's own origin, provider and attributes win."""
     tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read_file"}
