@@ -10,7 +10,6 @@ serialised, so two triggers never race to swap.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ import watchfiles
 
 from classifier.compiler import load_ruleset
 from classifier.errors import Diagnostic, RulesetError
+from classifier.lint import lint
 from classifier.ruleset import Ruleset
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.log import log, utc_now
@@ -39,13 +39,7 @@ FOLDER_CHECK_MS = 1000
 
 
 def strict_check() -> Check:
-    """The linter, whose warnings `--strict` makes fatal (classifier.lint, issue 3)."""
-    try:
-        lint: Check = importlib.import_module("classifier.lint").lint
-    except (ImportError, AttributeError) as exc:
-        raise RuntimeError(
-            "--strict needs the linter (classifier.lint.lint), which this build lacks"
-        ) from exc
+    """The linter, whose warnings `--strict` makes fatal."""
     return lint
 
 

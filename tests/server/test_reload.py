@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from classifier import load_ruleset
+from classifier import lint, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.errors import Diagnostic
 from classifier.ruleset import Ruleset
@@ -100,15 +100,9 @@ def test_a_check_makes_its_findings_fatal(tmp_path: Path) -> None:
     assert reloader.holder.current.version == "1.0.0"
 
 
-def test_strict_uses_the_linter_when_the_build_has_one() -> None:
-    """`--strict` resolves to classifier.lint.lint, or refuses clearly when it is absent."""
-    try:
-        from classifier import lint  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        with pytest.raises(RuntimeError, match=r"--strict needs the linter"):
-            strict_check()
-    else:
-        assert strict_check() is lint.lint
+def test_strict_uses_the_linter() -> None:
+    """`--strict` resolves to classifier.lint.lint."""
+    assert strict_check() is lint.lint
 
 
 def test_the_server_watches_its_folder_and_reports_reloads(
