@@ -149,20 +149,20 @@ class Metrics:
         if result.error_class is ErrorClass.Unknown:
             self._unknown[result.unknown_reason].inc()
 
-    def serving(self, role: str, ruleset: Ruleset) -> None:
-        """Record which ruleset serves in `role` (replacing the previous one's info)."""
-        for labels in list(self._info_labels(role)):
+    def serving(self, role: str, ruleset: Ruleset, *, reload_ok: bool = True) -> None:
+        """Record which ruleset serves in `role` (replacing the previous one's info), and
+        whether the last reload attempt succeeded (at start, none has failed)."""
+        for labels in self._info_labels(role):
             self.ruleset_info.remove(*labels)
         self.ruleset_info.labels(role, ruleset.name, ruleset.version, ruleset.digest).set(1)
         self.ruleset_rules.labels(role).set(len(ruleset.rules))
-        self.reload_last_success.labels(role).set(1)
+        self.reload_last_success.labels(role).set(1 if reload_ok else 0)
 
     def reloaded(self, role: str, status: ReloadStatus, serving: Ruleset) -> None:
         """A Reloader listener: count the attempt and show what serves now."""
         self.reloads.labels(role, status.result.value).inc()
         self.reload_last_time.labels(role).set(time.time())
-        self.serving(role, serving)
-        self.reload_last_success.labels(role).set(1 if status.ok else 0)
+        self.serving(role, serving, reload_ok=status.ok)
 
     def rpc_finished(self, rpc: str, code: str) -> None:
         child = self._finished.get((rpc, code))
