@@ -22,13 +22,14 @@ import json
 import logging
 import logging.handlers
 import queue
+import time
 from pathlib import Path
 from typing import Any
 
 from classifier.descriptor import Descriptor
 from classifier.engine import Classification
 from classifier.explain import classification_dict, descriptor_dict
-from classifier.server.log import utc_now
+from classifier.server.log import utc_time
 from classifier.server.metrics import Metrics
 from classifier.taxonomy import ErrorClass
 
@@ -58,7 +59,9 @@ class _Writer(logging.handlers.QueueListener):
     """Turns queued decisions into log records in the writer thread, not the caller's."""
 
     def prepare(self, item: Any) -> logging.LogRecord:
-        return logging.makeLogRecord({"msg": decision_line(*item), "levelno": logging.INFO})
+        at, descriptor, result = item
+        line = decision_line(utc_time(at), descriptor, result)
+        return logging.makeLogRecord({"msg": line, "levelno": logging.INFO})
 
     def enqueue_sentinel(self) -> None:
         self.queue.put(self._sentinel)  # type: ignore[attr-defined]  # wait for room: never lose the stop
@@ -100,7 +103,7 @@ class DecisionLog:
         if self.unknown_only and result.error_class is not ErrorClass.Unknown:
             return
         try:
-            self._queue.put_nowait((utc_now(), descriptor, result))
+            self._queue.put_nowait((time.time(), descriptor, result))
         except queue.Full:
             self.metrics.decision_log_dropped.inc()
 

@@ -5,12 +5,19 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+import time
 from typing import Any
 
 
 def utc_now() -> str:
     """The time now, RFC 3339 UTC with milliseconds."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_time(time.time())
+
+
+def utc_time(seconds: float) -> str:
+    """A Unix time, RFC 3339 UTC with milliseconds."""
+    at = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def log(event: str, level: str = "info", **fields: Any) -> None:
