@@ -22,10 +22,9 @@ from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
 from classifier.trace import Explanation
 
 
-def descriptor_from_proto(
-    msg: pb.ExceptionDescriptor, field_prefix: str = "descriptor"
-) -> Descriptor:
-    """Validate and normalise a wire descriptor; raises DescriptorError naming each bad field."""
+def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:
+    """Validate and normalise a wire descriptor; raises DescriptorError naming each bad field
+    (`descriptor.causes[1].type`)."""
     return build_descriptor(
         type=msg.type,
         supertypes=msg.supertypes,
@@ -48,7 +47,6 @@ def descriptor_from_proto(
         language=msg.language,
         provider=msg.provider,
         attributes=msg.attributes,
-        field_prefix=field_prefix,
     )
 
 

@@ -78,7 +78,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
-        descriptor = _descriptor(request, "descriptor", context)
+        descriptor = _descriptor(request, context)
         result = _classify(ruleset, descriptor, request.explain)
         self._observe(descriptor, result)
         return convert.response_from_classification(result, descriptor)
@@ -101,13 +101,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         violations: list[FieldViolation] = []
         for i, item in enumerate(request.requests):
             try:
-                descriptors.append(_checked(item, "descriptor"))
-            except DescriptorError:
-                # Named by position only when wrong: formatting the path costs more than the check.
-                try:
-                    _checked(item, f"requests[{i}].descriptor")
-                except DescriptorError as exc:
-                    violations += exc.violations
+                descriptors.append(_checked(item, "requests", i))
+            except DescriptorError as exc:
+                violations += exc.violations
         if violations:
             abort_invalid(context, violations)
         results: list[Classification] = []
@@ -124,7 +120,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
     ) -> Iterator[pb.ClassifyResponse]:
         for i, request in enumerate(request_iterator):
             ruleset = self.holder.current
-            descriptor = _descriptor(request, f"stream[{i}].descriptor", context)
+            descriptor = _descriptor(request, context, "stream", i)
             result = _classify(ruleset, descriptor, request.explain)
             self._observe(descriptor, result)
             yield convert.response_from_classification(result, descriptor)
@@ -152,17 +148,30 @@ def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
         context.abort(grpc.StatusCode.CANCELLED, f"the call was cancelled {progress}")
 
 
-def _checked(request: pb.ClassifyRequest, field: str) -> Descriptor:
-    if not request.HasField("descriptor"):
-        raise DescriptorError([FieldViolation(field, "is required")])
-    return convert.descriptor_from_proto(request.descriptor, field)
+def _checked(request: pb.ClassifyRequest, within: str = "", index: int = 0) -> Descriptor:
+    """The request's descriptor; DescriptorError naming each bad field, from
+    `within[index]` (`requests[3].descriptor.type`) for an item of a batch or stream.
+
+    The position is formatted only when the descriptor is wrong: formatting
+    costs more than the check.
+    """
+    try:
+        if not request.HasField("descriptor"):
+            raise DescriptorError([FieldViolation("descriptor", "is required")])
+        return convert.descriptor_from_proto(request.descriptor)
+    except DescriptorError as exc:
+        if not within:
+            raise
+        raise DescriptorError(
+            FieldViolation(f"{within}[{index}].{v.field}", v.message) for v in exc.violations
+        ) from None
 
 
 def _descriptor(
-    request: pb.ClassifyRequest, field: str, context: grpc.ServicerContext
+    request: pb.ClassifyRequest, context: grpc.ServicerContext, within: str = "", index: int = 0
 ) -> Descriptor:
     try:
-        return _checked(request, field)
+        return _checked(request, within, index)
     except DescriptorError as exc:
         abort_invalid(context, exc.violations)
 
