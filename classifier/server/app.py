@@ -76,17 +76,13 @@ class Server:
         self,
         grpc_server: grpc.Server,
         port: int,
-        holder: RulesetHolder,
         health: health.HealthServicer,
         metrics: Metrics,
-        candidate: RulesetHolder | None = None,
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
-        self.holder = holder
         self.health = health
         self.metrics = metrics
-        self.candidate = candidate
         self.ready = False
 
     def start(self) -> None:
@@ -150,4 +146,4 @@ def create_server(
         raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    return Server(grpc_server, port, holder, health_servicer, metrics, candidate)
+    return Server(grpc_server, port, health_servicer, metrics)

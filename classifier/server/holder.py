@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -33,15 +32,9 @@ class ReloadStatus:
 
 class RulesetHolder:
     """The serving ruleset. Readers take `current` once per request, so every answer
-    comes from one ruleset even while a reload swaps in another."""
+    comes from one ruleset even while a reload swaps in another: a swap is one
+    reference assignment, and the Reloader makes one at a time."""
 
     def __init__(self, ruleset: Ruleset) -> None:
-        self._lock = threading.Lock()
         self.current = ruleset
         self.last_reload: ReloadStatus | None = None
-
-    def swap(self, ruleset: Ruleset) -> Ruleset:
-        """Replace the serving ruleset in one reference assignment; return the old one."""
-        with self._lock:
-            old, self.current = self.current, ruleset
-        return old

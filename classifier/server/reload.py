@@ -99,7 +99,7 @@ class Reloader:
             return ReloadStatus(ReloadResult.failed, at, trigger, (), f"{self.path}: {exc!r}")
         if ruleset.digest == self.holder.current.digest:
             return ReloadStatus(ReloadResult.unchanged, at, trigger)
-        self.holder.swap(ruleset)
+        self.holder.current = ruleset
         return ReloadStatus(ReloadResult.reloaded, at, trigger)
 
     def _log(self, status: ReloadStatus, serving: Ruleset) -> None:
