@@ -132,7 +132,9 @@ class RulesWatcher:
     folder in one rename. A change that leaves the loaded content as it was
     is a reload with result `unchanged`. The folder itself being replaced
     (renamed over, or `--rules` a link switched to another release) is
-    noticed within a second, and the new folder is loaded and watched.
+    noticed within a second, and the new folder is loaded and watched. While
+    the path names no folder, the old rules keep serving and the watcher
+    waits for one (logging that once, and counting no failed reloads).
     """
 
     def __init__(
@@ -168,12 +170,21 @@ class RulesWatcher:
         return (st.st_dev, st.st_ino)
 
     def _run(self) -> None:
-        missed = False
+        missed = False  # changes made while no watch was on the folder would go unseen
+        missing = False
         while not self._stop.is_set():
-            if missed:  # changes made while no watch was on the folder would go unseen
-                self.reloader.reload("watch")
-            missed = False
+            # Which folder, before loading it: a switch during the load is then seen.
             watched = self._folder()
+            if watched is None:  # gone (deleted, or mid-replacement): wait for it, old rules serve
+                if not missing:
+                    self._log_error("the folder is missing; waiting for it to come back")
+                missing = missed = True
+                self._stop.wait(WATCH_RETRY_SECONDS)
+                continue
+            missing = False
+            if missed:
+                self.reloader.reload("watch")
+                missed = False
             try:
                 for changes in watchfiles.watch(
                     self.reloader.path,
@@ -186,18 +197,21 @@ class RulesWatcher:
                     force_polling=self.force_polling,
                     raise_interrupt=False,
                 ):
-                    if changes:
-                        self.reloader.reload("watch")
                     if self._folder() != watched:
                         missed = True
                         break
+                    if changes:
+                        self.reloader.reload("watch")
             except Exception as exc:  # the folder may vanish and come back; keep watching
-                log(
-                    "watch_error",
-                    level="error",
-                    role=self.reloader.role,
-                    source=str(self.reloader.path),
-                    error=repr(exc),
-                )
+                self._log_error(repr(exc))
                 missed = True
                 self._stop.wait(WATCH_RETRY_SECONDS)
+
+    def _log_error(self, error: str) -> None:
+        log(
+            "watch_error",
+            level="error",
+            role=self.reloader.role,
+            source=str(self.reloader.path),
+            error=error,
+        )

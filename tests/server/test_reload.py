@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -12,8 +13,8 @@ from classifier import lint, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.errors import Diagnostic
 from classifier.ruleset import Ruleset
-from classifier.server import ReloadResult, RulesetHolder
-from classifier.server.reload import Reloader, strict_check
+from classifier.server import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.reload import Reloader, RulesWatcher, strict_check
 from tests.conftest import StartApp
 from tests.support import (
     ConfigMapVolume,
@@ -279,3 +280,74 @@ def test_a_replaced_folder_is_loaded_and_watched(
     wait_for(lambda: stub.Classify(PROBE).ruleset_version == "2.0.0")
     write_folder(rules, ruleset_files("3.0.0", "Canceled"))
     wait_for(lambda: stub.Classify(PROBE).class_name == "Canceled")
+
+
+def test_a_folder_switched_again_during_the_catch_up_reload_is_still_loaded(
+    tmp_path: Path,
+) -> None:
+    """The watcher notes which folder it watches before loading it, so a switch in between counts."""
+    releases = tmp_path / "releases"
+    for n, probe_class in (("1", "Timeout"), ("2", "ToolError"), ("3", "Canceled")):
+        write_folder(releases / n, ruleset_files(f"{n}.0.0", probe_class))
+    rules = tmp_path / "rules"
+    rules.symlink_to(releases / "1")
+
+    def switch(release: str) -> None:
+        (tmp_path / "next").symlink_to(releases / release)
+        (tmp_path / "next").replace(rules)
+
+    attempts: list[ReloadStatus] = []
+
+    def switch_again_once_2_loads(_role: str, status: ReloadStatus, serving: Ruleset) -> None:
+        attempts.append(status)
+        if serving.version == "2.0.0" and rules.resolve() == (releases / "2").resolve():
+            switch("3")
+
+    def touched_and_seen() -> bool:
+        (releases / "1" / "README.txt").write_text(str(time.monotonic()))
+        return bool(attempts)
+
+    def settled() -> bool:
+        seen = len(attempts)
+        time.sleep(0.3)
+        return len(attempts) == seen
+
+    reloader = Reloader(
+        rules, RulesetHolder(load_ruleset(rules)), listeners=[switch_again_once_2_loads]
+    )
+    watcher = RulesWatcher(reloader, debounce_ms=50)
+    watcher.start()
+    try:
+        wait_for(touched_and_seen)  # the watch is on release 1
+        wait_for(settled)  # and has no change pending: release 2 loads by the catch-up reload
+        switch("2")
+        wait_for(lambda: reloader.holder.current.version == "3.0.0")
+    finally:
+        watcher.stop()
+
+
+def test_a_missing_folder_is_waited_for_without_failed_reloads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While the folder is gone the old rules serve, one error is logged, and nothing is counted
+    as a failed reload; when it comes back it is loaded."""
+    root = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    statuses: list[ReloadStatus] = []
+    reloader = Reloader(
+        root,
+        RulesetHolder(load_ruleset(root)),
+        listeners=[lambda _role, status, _serving: statuses.append(status)],
+    )
+    watcher = RulesWatcher(reloader, debounce_ms=50)
+    watcher.start()
+    try:
+        shutil.rmtree(root)
+        wait_for(lambda: "watch_error" in capsys.readouterr().err)
+        time.sleep(2.5)  # a few of the watcher's one-second retries
+        assert [s.result for s in statuses] == []
+        assert "watch_error" not in capsys.readouterr().err
+        write_folder(root, ruleset_files("2.0.0", "ToolError"))
+        wait_for(lambda: reloader.holder.current.version == "2.0.0")
+    finally:
+        watcher.stop()
+    assert [s.result for s in statuses] == [ReloadResult.reloaded]
