@@ -14,8 +14,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from classifier.client import TLS
 from classifier.server import DEFAULT_ADDRESS
-from classifier.server.tls import read_pem
 
 
 def add_parser(sub: Any) -> None:
@@ -27,21 +27,23 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--service", default="", help="service to ask about (default: the server)")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait (default: 3)")
-    p.add_argument("--tls-ca", type=Path, metavar="PEM", help="use TLS, trusting this CA")
+    p.add_argument(
+        "--tls-ca",
+        type=Path,
+        metavar="PEM",
+        help="use TLS, trusting this CA (any --tls-* flag means TLS; default: the system's CAs)",
+    )
     p.add_argument("--tls-cert", type=Path, metavar="PEM", help="client certificate (mTLS)")
     p.add_argument("--tls-key", type=Path, metavar="PEM", help="client key (mTLS)")
     p.set_defaults(run=run)
 
 
 def channel(args: argparse.Namespace) -> grpc.Channel:
-    if args.tls_ca is None:
+    """Plaintext, or TLS when any --tls-* flag is given (ValueError for an unusable set)."""
+    if args.tls_ca is None and args.tls_cert is None and args.tls_key is None:
         return grpc.insecure_channel(args.addr)
-    credentials = grpc.ssl_channel_credentials(
-        root_certificates=read_pem(args.tls_ca, "CA certificate"),
-        private_key=read_pem(args.tls_key, "private key") if args.tls_key else None,
-        certificate_chain=read_pem(args.tls_cert, "certificate") if args.tls_cert else None,
-    )
-    return grpc.secure_channel(args.addr, credentials)
+    tls = TLS.from_files(ca=args.tls_ca, cert=args.tls_cert, key=args.tls_key)
+    return grpc.secure_channel(args.addr, tls.credentials())
 
 
 def run(args: argparse.Namespace) -> int:

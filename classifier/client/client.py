@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Required, TypedDict, Unpack, overload
 
@@ -34,6 +33,7 @@ from classifier.client.answer import Answer, ClassInfo, RulesetInfo
 from classifier.client.python_exception import descriptor_from_exception, origin_from
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
+from classifier.pem import read_pem
 from classifier.taxonomy import Origin
 
 SERVICE = "errorclass.v1.ErrorClassifier"
@@ -85,12 +85,20 @@ class TLS:
         key: str | PathLike[str] | None = None,
         server_name: str = "",
     ) -> TLS:
-        """Read PEM files: the CA to trust, and the client certificate and key for mTLS."""
+        """Read PEM files: the CA to trust, and the client certificate and key for mTLS.
 
-        def read(path: str | PathLike[str] | None) -> bytes | None:
-            return None if path is None else Path(path).read_bytes()
+        Raises ValueError naming a file that holds no PEM block.
+        """
 
-        return cls(read(ca), read(cert), read(key), server_name)
+        def read(path: str | PathLike[str] | None, what: str) -> bytes | None:
+            return None if path is None else read_pem(path, what)
+
+        return cls(
+            read(ca, "CA certificate"),
+            read(cert, "certificate"),
+            read(key, "private key"),
+            server_name,
+        )
 
     def credentials(self) -> grpc.ChannelCredentials:
         return grpc.ssl_channel_credentials(

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import grpc
 
+from classifier.pem import read_pem
+
 
 @dataclass(frozen=True, slots=True)
 class TlsFiles:
@@ -16,14 +18,6 @@ class TlsFiles:
     cert: Path
     key: Path
     client_ca: Path | None = None
-
-
-def read_pem(path: Path, what: str) -> bytes:
-    """The file's bytes; ValueError naming the file when it holds no PEM block."""
-    data = path.read_bytes()
-    if b"-----BEGIN " not in data:
-        raise ValueError(f"{path}: not a PEM {what}")
-    return data
 
 
 def server_credentials(files: TlsFiles) -> grpc.ServerCredentials:

@@ -118,3 +118,11 @@ def test_a_certificate_needs_its_key(pki: Pki) -> None:
         TLS(pki.ca.cert.read_bytes(), certificate_chain=pki.client.cert.read_bytes())
     with pytest.raises(ValueError, match="private key"):
         TLS(pki.ca.cert.read_bytes(), private_key=pki.client.key.read_bytes())
+
+
+def test_a_file_that_is_not_pem_is_named(pki: Pki, tmp_path: Path) -> None:
+    """TLS.from_files refuses a file with no PEM block by name, before any handshake."""
+    bogus = tmp_path / "key.pem"
+    bogus.write_text("not a key\n")
+    with pytest.raises(ValueError, match=rf"{bogus}: not a PEM private key"):
+        TLS.from_files(ca=pki.ca.cert, cert=pki.client.cert, key=bogus)

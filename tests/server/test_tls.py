@@ -10,7 +10,7 @@ import pytest
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
-from classifier.server import TlsFiles
+from classifier.server import Server, TlsFiles
 from tests.certs import Authority, Pem
 from tests.conftest import Running, StartApp
 
@@ -95,6 +95,32 @@ def test_the_health_command_speaks_mutual_tls(
     assert main([*args, *client]) == 0
     assert capsys.readouterr().out == f"{address}: SERVING\n"
     assert main(args) == 1
+
+
+def test_the_health_command_uses_tls_whenever_a_tls_flag_is_given(
+    server: Server, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client certificate without --tls-ca still means TLS (trusting the system's CAs), so a
+    plaintext server fails the check rather than passing it over plaintext."""
+    address = f"127.0.0.1:{server.port}"
+    client = ["--tls-cert", str(pki["client"].cert), "--tls-key", str(pki["client"].key)]
+    assert main(["health", "--addr", address, "--timeout", "2", *client]) == 1
+    assert "UNAVAILABLE" in capsys.readouterr().err
+    assert main(["health", "--addr", address]) == 0
+
+
+def test_the_health_command_refuses_an_incomplete_or_non_pem_tls_set(
+    server: Server, tmp_path: Path, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A certificate without its key, or a file that is not PEM, is exit 2 naming the problem."""
+    address = f"127.0.0.1:{server.port}"
+    ca = ["--tls-ca", str(pki["ca"].cert)]
+    assert main(["health", "--addr", address, *ca, "--tls-cert", str(pki["client"].cert)]) == 2
+    assert "a client certificate needs its private key" in capsys.readouterr().err
+    bogus = tmp_path / "ca.pem"
+    bogus.write_text("not a certificate\n")
+    assert main(["health", "--addr", address, "--tls-ca", str(bogus)]) == 2
+    assert f"{bogus}: not a PEM CA certificate" in capsys.readouterr().err
 
 
 def test_a_file_that_is_not_pem_is_named(
