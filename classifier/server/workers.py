@@ -9,7 +9,8 @@ survive a fork after it has started), and each loads, watches and reloads
 the rules itself, so they converge on the same ruleset.
 
 The parent only supervises: SIGTERM and SIGINT stop every worker
-gracefully, SIGHUP reloads every worker, and if a worker dies the others
+gracefully (one still running STOP_SECONDS after its --grace is killed),
+SIGHUP reloads every worker, and if a worker dies the others
 are stopped and the parent exits with its status, so a supervisor
 (Kubernetes, systemd) restarts the whole set. Workers whose parent is
 killed outright stop by themselves.
@@ -34,7 +35,9 @@ from classifier.server.log import log
 from classifier.server.runtime import ServeConfig, serve
 
 STOP_SECONDS = 30.0
-"""How long the parent waits for workers after asking them to stop."""
+"""How long the parent waits, beyond --grace, for workers it asked to stop; then it kills them."""
+WAIT_STEP_SECONDS = 1.0
+"""How often the supervising parent looks at the clock while it waits for workers."""
 PARENT_CHECK_SECONDS = 0.5
 
 
@@ -77,15 +80,24 @@ def serve_workers(config: ServeConfig, workers: int) -> int:
         p.start()
     log("workers", count=workers, pids=[p.pid for p in processes], address=config.address)
     running = list(processes)
+    deadline: float | None = None
     while running:
-        ended = wait([p.sentinel for p in running])
+        # A step, not forever: a signal sets `stopping` without ending the wait.
+        ended = wait([p.sentinel for p in running], WAIT_STEP_SECONDS)
         running = [p for p in running if p.sentinel not in ended]
         failed = [p for p in processes if p.exitcode not in (None, 0)]
         if running and not stopping and (failed or len(running) < workers):
             log("worker_exited", level="error", exit_codes=[p.exitcode for p in processes])
             forward(signal.SIGTERM, None)
+        if stopping and deadline is None:
+            deadline = time.monotonic() + config.grace + STOP_SECONDS
+        if running and deadline is not None and time.monotonic() > deadline:
+            log("worker_killed", level="error", pids=[p.pid for p in running])
+            for p in running:
+                p.kill()
+            running = []
     for p in processes:
-        p.join(STOP_SECONDS)
+        p.join()
     return max(_status(p.exitcode) for p in processes)
 
 

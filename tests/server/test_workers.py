@@ -158,3 +158,35 @@ def test_what_workers_cannot_share_is_refused_before_anything_starts(
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert message in err
+
+
+def test_a_worker_that_does_not_stop_is_killed_after_the_stop_limit() -> None:
+    """A worker that ignores SIGTERM (here: stopped with SIGSTOP) cannot keep the parent waiting
+    past --grace plus STOP_SECONDS (shortened here); it is killed and the exit code says so."""
+    port = _free_port()
+    script = (
+        "import sys; from classifier.server import workers; workers.STOP_SECONDS = 0.5; "
+        "from classifier.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    args = ["serve", "--rules", "rules", "--no-watch", "--grace", "0.5"]
+    args += ["--addr", f"127.0.0.1:{port}", "--workers", "2"]
+    with subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as proc:
+        assert proc.stderr is not None
+        try:
+            lines = [json.loads(proc.stderr.readline()) for _ in range(3)]
+            pids = next(line["pids"] for line in lines if line["event"] == "workers")
+            os.kill(int(pids[0]), signal.SIGSTOP)
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 128 + signal.SIGKILL
+            events = [json.loads(line) for line in proc.stderr.read().splitlines()]
+            killed = [e for e in events if e["event"] == "worker_killed"]
+            assert [e["pids"] for e in killed] == [[pids[0]]]
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
