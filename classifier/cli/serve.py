@@ -16,7 +16,7 @@ from classifier.server.app import (
     DEFAULT_THREADS,
 )
 from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
-from classifier.server.reload import load_checked, strict_check
+from classifier.server.runtime import load_rulesets
 from classifier.server.shadow import DEFAULT_EXAMPLES
 from classifier.server.workers import check_workers, serve_workers
 
@@ -193,13 +193,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workers != 1 and (problem := check_workers(config, args.workers)):
         args.parser.error(problem)
     try:
+        rulesets = load_rulesets(config)  # once: bad rules are refused before any worker forks
         if args.workers > 1:
-            # Refuse bad rules here, once, before any worker is forked.
-            load_checked(config.rules, strict_check() if config.strict else None)
-            if config.candidate:
-                load_checked(config.candidate, strict_check() if config.strict else None)
-            return serve_workers(config, args.workers)
-        serve(config)
+            return serve_workers(config, args.workers, rulesets)
+        serve(config, rulesets)
     except RulesetError as exc:
         print(exc.render(), file=sys.stderr)
         print(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -66,24 +67,47 @@ class ServeConfig:
     reuse_port: bool = False
     """Share the port with other processes (SO_REUSEPORT): set for each of --workers."""
 
+    def folders(self) -> dict[str, Path]:
+        """The ruleset folders served, by role: `active`, and `candidate` when shadowing."""
+        folders = {"active": self.rules}
+        if self.candidate is not None:
+            folders["candidate"] = self.candidate
+        return folders
+
+    def check(self) -> Check | None:
+        """What makes a compiled ruleset unfit to serve: under --strict, lint warnings."""
+        return strict_check() if self.strict else None
+
+
+Rulesets = Mapping[str, Ruleset]
+"""Loaded rulesets by role, as ServeConfig.folders names them."""
+
+
+def load_rulesets(config: ServeConfig) -> Rulesets:
+    """Load and check every folder the config serves; raises RulesetError.
+
+    Done once, before `--workers` forks, so every worker starts on the same rules.
+    """
+    check = config.check()
+    return {role: load_checked(path, check) for role, path in config.folders().items()}
+
 
 class App:
     """A configured service, bound to its ports but not yet started.
 
-    Raises RulesetError when the rules (or the candidate) do not load, OSError
+    Serves `rulesets` when given (load_rulesets(config), loaded earlier), else loads
+    them. Raises RulesetError when the rules (or the candidate) do not load, OSError
     when a port cannot be bound or a file opened, ValueError for bad TLS files.
     """
 
-    def __init__(self, config: ServeConfig, *, check: Check | None = None) -> None:
+    def __init__(self, config: ServeConfig, rulesets: Rulesets | None = None) -> None:
         self.config = config
         self._stopped = False
-        if check is None and config.strict:
-            check = strict_check()
+        loaded = load_rulesets(config) if rulesets is None else rulesets
+        holders = {role: RulesetHolder(loaded[role]) for role in config.folders()}
         self.metrics = Metrics()
-        self.active = RulesetHolder(load_checked(config.rules, check))
-        self.candidate = (
-            RulesetHolder(load_checked(config.candidate, check)) if config.candidate else None
-        )
+        self.active = holders["active"]
+        self.candidate = holders.get("candidate")
         self.decisions = (
             DecisionLog(
                 config.decision_log,
@@ -96,13 +120,13 @@ class App:
             else None
         )
         try:
-            self._assemble(config, check)
+            self._assemble(config, holders)
         except BaseException:
             if self.decisions is not None:
                 self.decisions.close()
             raise
 
-    def _assemble(self, config: ServeConfig, check: Check | None) -> None:
+    def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
         observers: list[Observer] = []
         if self.candidate is not None:
             observers.append(Shadow(self.candidate, self.metrics, examples=config.shadow_examples))
@@ -119,11 +143,11 @@ class App:
             limits=config.limits,
             reuse_port=config.reuse_port,
         )
-        self.reloaders = [self._reloader(config.rules, self.active, "active", check)]
-        if config.candidate and self.candidate:
-            self.reloaders.append(
-                self._reloader(config.candidate, self.candidate, "candidate", check)
-            )
+        check = config.check()
+        self.reloaders = [
+            self._reloader(path, holders[role], role, check)
+            for role, path in config.folders().items()
+        ]
         self.watchers = (
             [RulesWatcher(r, debounce_ms=config.watch_debounce_ms) for r in self.reloaders]
             if config.watch
@@ -218,12 +242,12 @@ class App:
         return out
 
 
-def serve(config: ServeConfig) -> None:
+def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
 
     SIGHUP reloads the rules (on a thread of its own: a handler must not block).
     """
-    app = App(config)
+    app = App(config, rulesets)
     stopping = threading.Event()
 
     def on_stop(signum: int, _frame: FrameType | None) -> None:

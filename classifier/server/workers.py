@@ -5,8 +5,9 @@ more cores runs several. As in gRPC's own multiprocessing example, each
 worker is a forked process with its own gRPC server bound to the same
 address with SO_REUSEPORT, and the kernel spreads new connections among
 them. Workers are forked before any gRPC object exists (gRPC does not
-survive a fork after it has started), and each loads, watches and reloads
-the rules itself, so they converge on the same ruleset.
+survive a fork after it has started) but after the parent has loaded the
+rules, so every worker starts on the same ruleset; each then watches and
+reloads the rules itself, so they converge on later changes.
 
 The parent only supervises: SIGTERM and SIGINT stop every worker
 gracefully (one still running STOP_SECONDS after its --grace is killed),
@@ -32,7 +33,7 @@ from multiprocessing.connection import wait
 from types import FrameType
 
 from classifier.server.log import log
-from classifier.server.runtime import ServeConfig, serve
+from classifier.server.runtime import Rulesets, ServeConfig, load_rulesets, serve
 
 STOP_SECONDS = 30.0
 """How long the parent waits, beyond --grace, for workers it asked to stop; then it kills them."""
@@ -56,12 +57,17 @@ def check_workers(config: ServeConfig, workers: int) -> str | None:
     return None
 
 
-def serve_workers(config: ServeConfig, workers: int) -> int:
-    """Run `workers` forked servers on config's address until stopped; their worst exit code."""
+def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None = None) -> int:
+    """Run `workers` forked servers on config's address until stopped; their worst exit code.
+
+    Every worker starts serving `rulesets` (else load_rulesets(config), loaded here once).
+    """
+    if rulesets is None:
+        rulesets = load_rulesets(config)
     context = multiprocessing.get_context("fork")
     shared = dataclasses.replace(config, reuse_port=True)
     processes = [
-        context.Process(target=_worker, args=(shared,), name=f"classifier-worker-{i}")
+        context.Process(target=_worker, args=(shared, rulesets), name=f"classifier-worker-{i}")
         for i in range(workers)
     ]
     stopping = False
@@ -108,14 +114,14 @@ def _status(exitcode: int | None) -> int:
     return 128 - exitcode if exitcode < 0 else exitcode
 
 
-def _worker(config: ServeConfig) -> None:
+def _worker(config: ServeConfig, rulesets: Rulesets) -> None:
     # A fresh start for signals: the parent's handlers must not run in a worker.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)
     threading.Thread(
         target=_follow_parent, args=(os.getppid(),), name="follow-parent", daemon=True
     ).start()
-    serve(config)
+    serve(config, rulesets)
 
 
 def _follow_parent(parent: int) -> None:

@@ -12,13 +12,15 @@ import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 
+from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from tests.support import ROOT, wait_for
+from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 OK = pb.ExceptionDescriptor(
     type="openai.RateLimitError", http_status=429, origin=pb.ORIGIN_PROVIDER
@@ -170,6 +172,54 @@ def test_a_worker_that_does_not_stop_is_killed_after_the_stop_limit() -> None:
     )
     args = ["serve", "--rules", "rules", "--no-watch", "--grace", "0.5"]
     args += ["--addr", f"127.0.0.1:{port}", "--workers", "2"]
+    with _python(script, *args) as (proc, lines):
+        pids = next(line["pids"] for line in lines if line["event"] == "workers")
+        os.kill(int(pids[0]), signal.SIGSTOP)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 128 + signal.SIGKILL
+        assert proc.stderr is not None
+        events = [json.loads(line) for line in proc.stderr.read().splitlines()]
+        killed = [e for e in events if e["event"] == "worker_killed"]
+        assert [e["pids"] for e in killed] == [[pids[0]]]
+
+
+def test_workers_serve_the_rules_the_parent_loaded(tmp_path: Path) -> None:
+    """The parent loads the rules once and every worker starts on them: rules rewritten after
+    that load (and before the fork) do not reach a worker."""
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    loaded = load_ruleset(rules)
+    port = _free_port()
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from classifier.server.runtime import ServeConfig, load_rulesets\n"
+        "from classifier.server.workers import serve_workers\n"
+        "from tests.support import ruleset_files, write_folder\n"
+        "config = ServeConfig(rules=Path(sys.argv[1]), address=sys.argv[2], watch=False)\n"
+        "rulesets = load_rulesets(config)\n"
+        "write_folder(config.rules, ruleset_files('2.0.0', 'ToolError'))\n"
+        "sys.exit(serve_workers(config, 2, rulesets))\n"
+    )
+    with _python(script, str(rules), f"127.0.0.1:{port}") as (proc, lines):
+        starts = [line for line in lines if line["event"] == "start"]
+        assert [(s["version"], s["digest"]) for s in starts] == [
+            ("1.0.0", loaded.digest),
+            ("1.0.0", loaded.digest),
+        ]
+        assert load_ruleset(rules).version == "2.0.0"
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            probe = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="test.Probe"))
+            answer = pb_grpc.ErrorClassifierStub(channel).Classify(probe, timeout=10)
+            assert (answer.class_name, answer.ruleset_digest) == ("Timeout", loaded.digest)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+
+
+@contextlib.contextmanager
+def _python(
+    script: str, *args: str
+) -> Iterator[tuple[subprocess.Popen[str], list[dict[str, Any]]]]:
+    """Run a script that starts two workers; yield it with its first three log lines
+    (`workers` and each `start`), and kill its whole process group after."""
     with subprocess.Popen(
         [sys.executable, "-c", script, *args],
         cwd=ROOT,
@@ -179,14 +229,7 @@ def test_a_worker_that_does_not_stop_is_killed_after_the_stop_limit() -> None:
     ) as proc:
         assert proc.stderr is not None
         try:
-            lines = [json.loads(proc.stderr.readline()) for _ in range(3)]
-            pids = next(line["pids"] for line in lines if line["event"] == "workers")
-            os.kill(int(pids[0]), signal.SIGSTOP)
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=15) == 128 + signal.SIGKILL
-            events = [json.loads(line) for line in proc.stderr.read().splitlines()]
-            killed = [e for e in events if e["event"] == "worker_killed"]
-            assert [e["pids"] for e in killed] == [[pids[0]]]
+            yield proc, [json.loads(proc.stderr.readline()) for _ in range(3)]
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
