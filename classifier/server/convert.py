@@ -2,7 +2,8 @@
 
 A ruleset answers with one of a few hundred fixed Classifications (one per
 rule, one per Unknown reason), so each is turned into protobuf once and
-kept: an answer is then a copy of a prebuilt message, and a batch is the
+kept with the ruleset's `Responses`: an answer is then a copy of a prebuilt
+message, and a batch is the
 concatenation of prebuilt wire bytes (repeated fields concatenate on the
 wire), parsed back in one C call instead of assembled message by message.
 """
@@ -54,48 +55,61 @@ def action_to_proto(action: Action) -> pb.Action:
     return pb.Action(id=action.id, summary=action.summary, runbook_url=action.runbook_url)
 
 
-def response_from_classification(
-    c: Classification, descriptor: Descriptor | None = None
-) -> pb.ClassifyResponse:
-    """The response for an answer (a fresh message: the caller may change it)."""
-    if c.explanation is None:
+class Responses:
+    """One ruleset's answers as protobuf: each built on first use and kept for as
+    long as this object (one per serving ruleset), so a reload lets the old ones go."""
+
+    def __init__(self, ruleset: Ruleset) -> None:
+        self.ruleset = ruleset
+        self._built: dict[int, tuple[Classification, pb.ClassifyResponse, bytes]] = {}
+
+    def response(
+        self, c: Classification, descriptor: Descriptor | None = None
+    ) -> pb.ClassifyResponse:
+        """The response for an answer (a fresh message: the caller may change it)."""
+        if c.explanation is not None:
+            return _build_response(c, descriptor)
+        entry = self._built.get(id(c))
+        if entry is None or entry[0] is not c:
+            entry = self._build(c)
         response = pb.ClassifyResponse()
-        response.CopyFrom(_prebuilt(c)[0])
+        response.CopyFrom(entry[1])
         return response
-    return _build_response(c, descriptor)
 
+    def batch(
+        self, answers: Iterable[tuple[Classification, Descriptor]]
+    ) -> pb.ClassifyBatchResponse:
+        """One response per answer, in order; answers without explanations cost a bytes join."""
+        built = self._built
+        pieces = []
+        for c, d in answers:
+            if c.explanation is not None:
+                explained = pb.ClassifyBatchResponse(responses=[_build_response(c, d)])
+                pieces.append(explained.SerializeToString())
+                continue
+            entry = built.get(id(c))
+            if entry is None or entry[0] is not c:
+                entry = self._build(c)
+            pieces.append(entry[2])
+        return pb.ClassifyBatchResponse.FromString(b"".join(pieces))
 
-def batch_response(
-    answers: Iterable[tuple[Classification, Descriptor]],
-) -> pb.ClassifyBatchResponse:
-    """One response per answer, in order; answers without explanations cost a bytes join."""
-    pieces = [
-        _prebuilt(c)[1]
-        if c.explanation is None
-        else pb.ClassifyBatchResponse(responses=[_build_response(c, d)]).SerializeToString()
-        for c, d in answers
-    ]
-    return pb.ClassifyBatchResponse.FromString(b"".join(pieces))
+    def _build(self, c: Classification) -> tuple[Classification, pb.ClassifyResponse, bytes]:
+        """The message for an answer, and its wire bytes as one element of a batch.
 
-
-_PREBUILT: dict[int, tuple[Classification, pb.ClassifyResponse, bytes]] = {}
-_PREBUILT_MAX = 1 << 16
-
-
-def _prebuilt(c: Classification) -> tuple[pb.ClassifyResponse, bytes]:
-    """The message for an answer, and its wire bytes as one element of a batch.
-
-    Keyed by identity (hashing a Classification costs more than building
-    it); the entry keeps the answer alive, so its id cannot be reused.
-    """
-    entry = _PREBUILT.get(id(c))
-    if entry is None or entry[0] is not c:
-        if len(_PREBUILT) >= _PREBUILT_MAX:
-            _PREBUILT.clear()
+        Keyed by identity (hashing a Classification costs more than building
+        it); the entry keeps the answer alive, so its id cannot be reused.
+        The ruleset's answers are fixed (one per rule and Unknown reason), so
+        the cap only guards against answers made some other way.
+        """
+        if len(self._built) >= _PREBUILT_MAX:
+            self._built.clear()
         message = _build_response(c, None)
         piece = pb.ClassifyBatchResponse(responses=[message]).SerializeToString()
-        entry = _PREBUILT[id(c)] = (c, message, piece)
-    return entry[1], entry[2]
+        entry = self._built[id(c)] = (c, message, piece)
+        return entry
+
+
+_PREBUILT_MAX = 1 << 16
 
 
 def _build_response(c: Classification, descriptor: Descriptor | None) -> pb.ClassifyResponse:

@@ -73,6 +73,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.holder = holder
         self.candidate = candidate
         self.observers = tuple(observers)
+        self._responses = convert.Responses(holder.current)
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -81,7 +82,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         descriptor = _descriptor(request, context)
         result = _classify(ruleset, descriptor, request.explain)
         self._observe(descriptor, result)
-        return convert.response_from_classification(result, descriptor)
+        return self._responses_for(ruleset).response(result, descriptor)
 
     def ClassifyBatch(
         self, request: pb.ClassifyBatchRequest, context: grpc.ServicerContext
@@ -113,7 +114,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             results.append(_classify(ruleset, descriptor, item.explain))
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        return convert.batch_response(zip(results, descriptors, strict=True))
+        return self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
 
     def ClassifyStream(
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext
@@ -123,7 +124,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             descriptor = _descriptor(request, context, "stream", i)
             result = _classify(ruleset, descriptor, request.explain)
             self._observe(descriptor, result)
-            yield convert.response_from_classification(result, descriptor)
+            yield self._responses_for(ruleset).response(result, descriptor)
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
@@ -134,6 +135,13 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request: pb.ListClassesRequest, context: grpc.ServicerContext
     ) -> pb.ListClassesResponse:
         return convert.list_classes(self.holder.current)
+
+    def _responses_for(self, ruleset: Ruleset) -> convert.Responses:
+        """The serving ruleset's prebuilt answers; a reload starts afresh, letting the old go."""
+        responses = self._responses
+        if responses.ruleset is not ruleset:
+            responses = self._responses = convert.Responses(ruleset)
+        return responses
 
     def _observe(self, descriptor: Descriptor, result: Classification) -> None:
         for observer in self.observers:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
 from classifier import lint, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.errors import Diagnostic
-from classifier.ruleset import Ruleset
-from classifier.server import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.ruleset import Classification, Ruleset
+from classifier.server import ReloadResult, ReloadStatus, RulesetHolder, create_server
 from classifier.server.reload import Reloader, RulesWatcher, strict_check
 from tests.conftest import StartApp
 from tests.support import (
@@ -351,3 +354,30 @@ def test_a_missing_folder_is_waited_for_without_failed_reloads(
     finally:
         watcher.stop()
     assert [s.result for s in statuses] == [ReloadResult.reloaded]
+
+
+def test_a_reload_lets_the_old_rulesets_answers_go(tmp_path: Path) -> None:
+    """The server's prebuilt answers belong to the serving ruleset: after a reload and a call
+    on the new rules, no answer of the old ruleset is left in memory."""
+    root = write_folder(tmp_path / "rules", ruleset_files("1.0.0-let-go", "Timeout"))
+    reloader = _reloader(root)
+    old_digest = reloader.holder.current.digest
+    server = create_server(reloader.holder, "127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = pb_grpc.ErrorClassifierStub(channel)
+            assert stub.Classify(PROBE, timeout=10).ruleset_digest == old_digest
+            assert stub.ClassifyBatch(pb.ClassifyBatchRequest(requests=[PROBE]), timeout=10)
+            write_folder(root, ruleset_files("2.0.0-let-go", "ToolError"))
+            assert reloader.reload("test").result is ReloadResult.reloaded
+            assert stub.Classify(PROBE, timeout=10).class_name == "ToolError"
+    finally:
+        server.stop(grace=0)
+    gc.collect()
+    left = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, Classification) and o.ruleset_digest == old_digest
+    ]
+    assert left == []
