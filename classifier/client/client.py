@@ -36,7 +36,7 @@ from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.pem import read_pem
 from classifier.taxonomy import Origin
 
-SERVICE = "errorclass.v1.ErrorClassifier"
+SERVICE: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 DEFAULT_TIMEOUT = 5.0
 """Seconds a call may take unless the client or the call says otherwise."""
 DEFAULT_ATTEMPTS = 3
