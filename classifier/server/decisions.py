@@ -116,13 +116,21 @@ def rotated_name(default: str) -> str:
 
 
 class _CountedFile(logging.handlers.RotatingFileHandler):
-    """The rotating file, counting the lines it writes."""
+    """The rotating file, counting the lines it writes (not those a write error lost)."""
 
     def __init__(self, path: Path, metrics: Metrics, max_bytes: int, backups: int) -> None:
         super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         self.namer = rotated_name
         self.metrics = metrics
+        self._failed = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        self._failed = False  # one writer thread emits, so the flag is its own
         super().emit(record)
-        self.metrics.decision_log_lines.inc()
+        if not self._failed:
+            self.metrics.decision_log_lines.inc()
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802  (logging names it)
+        """logging reports a failed write here (on stderr) instead of raising."""
+        self._failed = True
+        super().handleError(record)

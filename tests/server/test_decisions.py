@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from classifier.server.convert import descriptor_from_proto
 from classifier.server.decisions import DecisionLog
 from classifier.server.metrics import Metrics
 from tests.conftest import StartApp
-from tests.support import ruleset_files, write_folder
+from tests.support import ROOT, ruleset_files, write_folder
 
 DESCRIPTORS = [
     pb.ExceptionDescriptor(
@@ -134,6 +136,42 @@ def test_a_full_queue_drops_and_counts_instead_of_blocking(
     log.start()
     log.close()
     assert len(_lines(tmp_path / "d.jsonl")) == 10
+
+
+def test_a_line_that_cannot_be_written_is_not_counted(serving_rules: Path, tmp_path: Path) -> None:
+    """errorclass_decision_log_lines counts lines written: past a file size limit (a process
+    limit standing in for a full disk) writes fail, and those lines are not counted."""
+    path = tmp_path / "d.jsonl"
+    script = (
+        "import resource, sys; from pathlib import Path\n"
+        "from classifier import build_descriptor, load_ruleset\n"
+        "from classifier.engine import classify\n"
+        "from classifier.server.decisions import DecisionLog\n"
+        "from classifier.server.metrics import Metrics\n"
+        "descriptor = build_descriptor(type='com.example.Weird', code='E42')\n"
+        "result = classify(load_ruleset(sys.argv[1]), descriptor)\n"
+        "metrics = Metrics()\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (2000, resource.RLIM_INFINITY))\n"
+        "log = DecisionLog(Path(sys.argv[2]), metrics)\n"
+        "log.start()\n"
+        "for _ in range(20): log.classified(descriptor, result)\n"
+        "try: log.close()\n"
+        "except OSError: pass  # the last flush fails too\n"
+        "print(metrics.registry.get_sample_value('errorclass_decision_log_lines_total'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(serving_rules), str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "File too large" in out.stderr
+    *complete, _partial = path.read_text(encoding="utf-8").split("\n")
+    assert all(json.loads(line)["descriptor"]["code"] == "E42" for line in complete)
+    assert 0 < len(complete) < 20
+    assert float(out.stdout) == len(complete)
 
 
 def test_classifier_diff_replays_the_decision_log(
