@@ -121,5 +121,6 @@ class AdminServer:
         self._thread.start()
 
     def stop(self) -> None:
-        self._httpd.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for serve_forever, which must be running
+            self._httpd.shutdown()
         self._httpd.server_close()

@@ -159,7 +159,8 @@ class RulesWatcher:
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
     def _folder(self) -> tuple[int, int] | None:
         """Which folder the path names now (device, inode), following links."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import grpc
@@ -9,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.server import App, ServeConfig
 from tests.conftest import Running, StartApp
 
 RATE_LIMIT = pb.ExceptionDescriptor(
@@ -131,3 +133,21 @@ def test_metrics_are_per_server(serving_rules: Path, start_app: StartApp, tmp_pa
     a.stub.Classify(pb.ClassifyRequest(descriptor=WEIRD))
     assert a.metric("errorclass_unknown_total", reason="no_match") == 1
     assert b.metric("errorclass_unknown_total", reason="no_match") == 0
+
+
+def test_an_app_stopped_before_it_starts_stops_at_once(serving_rules: Path) -> None:
+    """Stopping an App that never started (a failed start-up) neither hangs on the side port
+    nor trips over the watcher that never ran."""
+    app = App(
+        ServeConfig(rules=serving_rules, address="127.0.0.1:0", metrics_address="127.0.0.1:0")
+    )
+    stopped: list[bool] = []
+
+    def stop() -> None:
+        app.stop(grace=0)
+        stopped.append(True)
+
+    stopping = threading.Thread(target=stop, daemon=True)
+    stopping.start()
+    stopping.join(timeout=10)
+    assert stopped == [True]
