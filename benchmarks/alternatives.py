@@ -19,8 +19,10 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from classifier import engine
-from classifier.conditions import (
+from classifier.answer import Classification
+from classifier.descriptor import Cause, Descriptor
+from classifier.engine import evaluate as engine
+from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
     Condition,
@@ -28,8 +30,7 @@ from classifier.conditions import (
     MessageMatches,
     TypeIs,
 )
-from classifier.descriptor import Cause, Descriptor
-from classifier.ruleset import Classification, CompiledRule, Match, Ruleset
+from classifier.engine.ruleset import CompiledRule, Match, Ruleset
 from classifier.taxonomy import ErrorClass, UnknownReason
 
 Answer = tuple[ErrorClass, str, UnknownReason]

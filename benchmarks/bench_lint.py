@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 
 from classifier import load_ruleset
-from classifier.lint import lint_report
+from classifier.lint.checks import lint_report
 from classifier.taxonomy import ErrorClass
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -38,9 +38,9 @@ from benchmarks.load import write_payloads
 from classifier import Descriptor, Ruleset, classify, classify_unindexed, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.client.wire import request as wire_request
-from classifier.descriptor_io import descriptor_from_data
 from classifier.regress.cases import find_case_files, read_case_file
 from classifier.server.app import DEFAULT_THREADS
+from classifier.source.descriptor_file import descriptor_from_data
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (50, 500, 5000)

@@ -6,25 +6,70 @@ Load a ruleset folder, classify exception descriptors, explain the answer:
     >>> rules = load_ruleset("rules")
     >>> classify(rules, build_descriptor(type="openai.RateLimitError", http_status=429)).error_class
     <ErrorClass.RateLimited: 3>
+
+The package is laid out as the pipeline runs:
+
+    errors, location, taxonomy, limits, descriptor, answer, text
+                 the kernel every side shares (answer: what an answer is)
+    source/      the file formats: YAML with positions, the rule documents,
+                 the folder loader, the descriptor-file format
+    engine/      compile (named stages), the compiled model, conditions,
+                 the index, evaluation, the tracer behind explain
+    lint/        checks, witnesses, pattern analysis
+    regress/     case files, the runner shared by the CLI and pytest, diff
+    server/      the gRPC adapter, reload, observers
+    client/      the Python client: the kernel, answer and _proto only
+    cli/         one module per subcommand
+
+Dependencies point one way (source <- engine <- lint, regress <- server,
+cli). The names below are loaded on first use, so `import classifier.client`
+never pays for the rule compiler.
 """
 
-from classifier.compiler import compile_ruleset, load_ruleset
-from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
-from classifier.descriptor_io import descriptor_from_data, read_descriptor
-from classifier.engine import Classification, classify, classify_unindexed
-from classifier.errors import (
-    ClassifierError,
-    DescriptorError,
-    Diagnostic,
-    FieldViolation,
-    RulesetError,
-)
-from classifier.explain import explain
-from classifier.loader import load_source
-from classifier.location import Location
-from classifier.ruleset import Action, CompiledRule, Outcome, Ruleset
-from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
-from classifier.trace import Explanation
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from classifier.answer import Action, Classification, Explanation
+    from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
+    from classifier.engine.compiler import compile_ruleset, load_ruleset
+    from classifier.engine.evaluate import classify, classify_unindexed
+    from classifier.engine.explain import explain
+    from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
+    from classifier.errors import (
+        ClassifierError,
+        DescriptorError,
+        Diagnostic,
+        FieldViolation,
+        RulesetError,
+    )
+    from classifier.location import Location
+    from classifier.source.descriptor_file import descriptor_from_data, read_descriptor
+    from classifier.source.loader import load_source
+    from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
+
+_HOMES = {
+    "classifier.answer": ("Action", "Classification", "Explanation"),
+    "classifier.descriptor": ("Cause", "CauseInput", "Descriptor", "build_descriptor"),
+    "classifier.engine.compiler": ("compile_ruleset", "load_ruleset"),
+    "classifier.engine.evaluate": ("classify", "classify_unindexed"),
+    "classifier.engine.explain": ("explain",),
+    "classifier.engine.ruleset": ("CompiledRule", "Outcome", "Ruleset"),
+    "classifier.errors": (
+        "ClassifierError",
+        "DescriptorError",
+        "Diagnostic",
+        "FieldViolation",
+        "RulesetError",
+    ),
+    "classifier.location": ("Location",),
+    "classifier.source.descriptor_file": ("descriptor_from_data", "read_descriptor"),
+    "classifier.source.loader": ("load_source",),
+    "classifier.taxonomy": ("Effect", "ErrorClass", "Origin", "UnknownReason"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Action",
@@ -56,3 +101,17 @@ __all__ = [
     "load_source",
     "read_descriptor",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's home module the first time the name is asked for."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'classifier' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from classifier.compiler import _text, _unwrap
+from classifier.engine.compiler import _text, _unwrap
 
 TRICKY = ["yes", "No", "null", "on", "OFF", "true", "y", "~", "1e3", "0x1F", "1_000", "2001-12-14",
           ".inf", "a-b", "java.io.IOException", "*v1.Foo", "@v1/sdk.X", "E42", "<<", "=", "a: b",

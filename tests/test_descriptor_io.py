@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from classifier.descriptor_io import descriptor_from_data
 from classifier.errors import DescriptorError
+from classifier.source.descriptor_file import descriptor_from_data
 
 
 def _fields(data: Any, **kw: str) -> list[str]:

@@ -20,7 +20,7 @@ from classifier import (
     explain,
     load_ruleset,
 )
-from classifier.index import SPLIT_AT
+from classifier.engine.index import SPLIT_AT
 from tests.support import BUNDLED_RULES
 
 # Small pools, so rules overlap, tie, conflict, and crowd one bucket past SPLIT_AT.

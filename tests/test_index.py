@@ -11,7 +11,7 @@ from classifier import (
     classify_unindexed,
     load_ruleset,
 )
-from classifier.index import SPLIT_AT
+from classifier.engine.index import SPLIT_AT
 from tests.support import MakeRuleset
 
 

@@ -20,10 +20,10 @@ from classifier import (
     explain,
     load_ruleset,
 )
-from classifier.engine import ranked_matches
+from classifier.engine.evaluate import ranked_matches
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Severity
-from classifier.lint import lint, lint_report
-from classifier.ruleset import Ruleset
+from classifier.lint.checks import lint, lint_report
 from tests.catalog import CATALOG, with_fixed_catalog
 from tests.strategies import compiled, descriptors, rulesets
 from tests.support import MakeRuleset

@@ -6,7 +6,7 @@ import re2
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from classifier.literals import NONE, Literals, required_literals
+from classifier.engine.literals import NONE, Literals, required_literals
 
 # Letters whose case orbit leaves ASCII (Kelvin sign, long s), and others that fold oddly.
 ODD = ["\u212a", "\u017f", "\u0130", "\u0131", "\u00df", "\u1e9e", "\u00e9", "\u00c9"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import re2
 
-from classifier.patterns import combined, samples, to_python_syntax
+from classifier.lint.patterns import combined, samples, to_python_syntax
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from classifier import load_ruleset
-from classifier.witness import WitnessBuilder, _by_index_sum, witness_text
+from classifier.lint.witness import WitnessBuilder, _by_index_sum, witness_text
 from tests.support import MakeRuleset
 
 RULES = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from classifier import yamlsource
+from classifier.source import yamlsource
 
 
 def _nested(levels: int) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from classifier.loader import CATALOG, MANIFEST, load_source
+from classifier.source.loader import CATALOG, MANIFEST, load_source
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "rules"

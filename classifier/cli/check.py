@@ -10,10 +10,10 @@ import argparse
 import sys
 from typing import Any
 
-from classifier.compiler import load_ruleset
+from classifier.engine.compiler import load_ruleset
+from classifier.engine.explain import plural
 from classifier.errors import Diagnostic, RulesetError
-from classifier.explain import plural
-from classifier.lint import lint_report
+from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
 
 EXIT_OK = 0

@@ -6,14 +6,10 @@ import argparse
 import json
 from typing import Any
 
+from classifier.answer import classification_dict
 from classifier.cli.inputs import ruleset_and_descriptor
-from classifier.engine import classify
-from classifier.explain import (
-    classification_dict,
-    explain,
-    render_classification,
-    render_explanation,
-)
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import explain, render_classification, render_explanation
 
 
 def add_parser(sub: Any) -> None:

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from classifier.compiler import load_ruleset
+from classifier.engine.compiler import load_ruleset
 from classifier.errors import RulesetError
 from classifier.regress.corpus import read_corpus
 from classifier.regress.diff import RENDERERS, diff_rulesets

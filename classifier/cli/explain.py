@@ -11,8 +11,9 @@ import argparse
 import json
 from typing import Any
 
+from classifier.answer import classification_dict
 from classifier.cli.inputs import ruleset_and_descriptor
-from classifier.explain import classification_dict, descriptor_dict, explain, render_explanation
+from classifier.engine.explain import descriptor_dict, explain, render_explanation
 
 
 def add_parser(sub: Any) -> None:

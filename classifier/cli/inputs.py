@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
-from classifier.compiler import load_ruleset
 from classifier.descriptor import Descriptor
-from classifier.descriptor_io import read_descriptor
+from classifier.engine.compiler import load_ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, RulesetError
-from classifier.ruleset import Ruleset
+from classifier.source.descriptor_file import read_descriptor
 
 EXIT_BAD_RULESET = 1
 EXIT_BAD_DESCRIPTOR = 2

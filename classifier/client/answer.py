@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from classifier.ruleset import Action
+from classifier.answer import Action, Explanation
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
-from classifier.trace import Explanation
 
 
 def error_class(number: int) -> ErrorClass | int:

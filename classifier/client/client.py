@@ -26,6 +26,7 @@ import grpc
 from google.rpc import code_pb2, error_details_pb2
 from grpc_status import rpc_status
 
+from classifier._pem import read_pem
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import wire
@@ -33,7 +34,6 @@ from classifier.client.answer import Answer, ClassInfo, RulesetInfo
 from classifier.client.python_exception import descriptor_from_exception, origin_from
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
-from classifier.pem import read_pem
 from classifier.taxonomy import Origin
 
 SERVICE: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name

@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import TypeVar, cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.answer import Action, Explanation, NearMiss, PrecedenceDecision, RuleMatch
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo, error_class
 from classifier.descriptor import Cause, Descriptor
-from classifier.ruleset import Action
 from classifier.taxonomy import Effect, UnknownReason
-from classifier.trace import Explanation, NearMiss, PrecedenceDecision, RuleMatch
 
 _E = TypeVar("_E", Effect, UnknownReason)
 

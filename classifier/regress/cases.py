@@ -26,11 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, Diagnostic, sorted_diagnostics
-from classifier.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
 from classifier.location import Location
-from classifier.schema import DescriptorDoc, parse_class
+from classifier.source.documents import DescriptorDoc, parse_class
+from classifier.source.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
+from classifier.source.yamlsource import Positions, read_yaml_file
 from classifier.taxonomy import ErrorClass
-from classifier.yamlsource import Positions, read_yaml_file
 
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import IO
 
 from classifier.descriptor import Descriptor
-from classifier.descriptor_io import descriptor_from_data
 from classifier.errors import DescriptorError
-from classifier.loader import display_path
 from classifier.regress.cases import files_under, is_case_file, read_case_file
+from classifier.source.descriptor_file import descriptor_from_data
+from classifier.source.loader import display_path
 
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
 STDIN = "-"

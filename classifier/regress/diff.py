@@ -13,12 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification, classify
-from classifier.explain import descriptor_dict
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import descriptor_dict
+from classifier.engine.ruleset import Ruleset
 from classifier.regress.corpus import Entry
 from classifier.regress.runner import observed
-from classifier.ruleset import Ruleset
 from classifier.taxonomy import ErrorClass
 
 COMPARED = ("class", "effect", "action", "rule", "retryable", "unknown_reason")

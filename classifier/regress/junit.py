@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
-from classifier.loader import CASES_SUFFIX
 from classifier.regress.report import LABELS, headline, result_text
 from classifier.regress.runner import CaseResult, Report, Status
+from classifier.source.loader import CASES_SUFFIX
 
 SUITES_NAME = "classifier test"
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from classifier.engine.ruleset import Ruleset
 from classifier.regress.cases import BadCase, Case, read_case_file
 from classifier.regress.report import result_text
 from classifier.regress.runner import (
@@ -19,7 +20,6 @@ from classifier.regress.runner import (
     check_case,
     resolve,
 )
-from classifier.ruleset import Ruleset
 
 _CACHE = pytest.StashKey[RulesetCache]()
 

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from classifier.explain import classification_dict
+from classifier.answer import classification_dict
 from classifier.regress.runner import CaseResult, Coverage, Report, Status, class_order
 
 LABELS = {

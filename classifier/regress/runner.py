@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from classifier.compiler import load_ruleset
-from classifier.engine import Classification, classify
+from classifier.answer import Classification
+from classifier.engine.compiler import load_ruleset
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import explain
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
-from classifier.explain import explain
 from classifier.location import Location
 from classifier.regress.cases import BadCase, Case, CaseFile, nearest_ruleset, read_case_file
-from classifier.ruleset import Ruleset
 from classifier.taxonomy import ErrorClass, UnknownReason
 
 

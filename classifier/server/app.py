@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.ruleset import Ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.server.holder import RulesetHolder
 from classifier.server.interceptor import ObservingInterceptor
 from classifier.server.metrics import Metrics

@@ -14,13 +14,12 @@ from collections.abc import Iterable
 from typing import cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.answer import Action, Classification, Explanation
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.engine import Classification
-from classifier.explain import render_explanation
-from classifier.ruleset import Action, Ruleset
+from classifier.engine.explain import render_explanation
+from classifier.engine.ruleset import Ruleset
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
-from classifier.trace import Explanation
 
 
 def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:

@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from classifier.answer import Classification, classification_dict
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification
-from classifier.explain import classification_dict, descriptor_dict
+from classifier.engine.explain import descriptor_dict
 from classifier.server.log import utc_time
 from classifier.server.metrics import Metrics
 from classifier.taxonomy import ErrorClass

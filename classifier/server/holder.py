@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic
-from classifier.ruleset import Ruleset
 
 
 class ReloadResult(StrEnum):

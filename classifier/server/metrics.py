@@ -15,9 +15,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification
-from classifier.ruleset import Ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.server.holder import ReloadStatus
 from classifier.taxonomy import ErrorClass, Origin, UnknownReason
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import watchfiles
 
-from classifier.compiler import load_ruleset
+from classifier.engine.compiler import load_ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
-from classifier.lint import lint
-from classifier.ruleset import Ruleset
+from classifier.lint.checks import lint
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.log import log, utc_now
 

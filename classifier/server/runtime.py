@@ -16,7 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from classifier.ruleset import Ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.server.admin import AdminServer
 from classifier.server.app import (
     DEFAULT_ADDRESS,

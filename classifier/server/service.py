@@ -19,11 +19,12 @@ from grpc_status import rpc_status
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification, classify
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import explain
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.explain import explain
-from classifier.ruleset import Ruleset
 from classifier.server import convert
 from classifier.server.holder import RulesetHolder
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import threading
 
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification, classify
-from classifier.explain import descriptor_dict
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import descriptor_dict
 from classifier.server.decisions import answer_dict
 from classifier.server.holder import RulesetHolder
 from classifier.server.log import log

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 
-from classifier.pem import read_pem
+from classifier._pem import read_pem
 
 
 @dataclass(frozen=True, slots=True)

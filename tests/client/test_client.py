@@ -22,6 +22,7 @@ from classifier import (
 )
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.answer import Classification
 from classifier.client import (
     Answer,
     CauseInput,
@@ -34,8 +35,7 @@ from classifier.client import (
     ServiceError,
     UnknownReason,
 )
-from classifier.engine import Classification
-from classifier.explain import render_explanation
+from classifier.engine.explain import render_explanation
 from classifier.server import Server
 from classifier.server.service import ClassifierService, RulesetHolder
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from classifier import Ruleset, classify, descriptor_from_data
-from classifier.explain import classification_dict
+from classifier.answer import classification_dict
 from classifier.server import Server
 
 NODE_ERRORS = Path(__file__).with_name("node_errors.js")

@@ -6,10 +6,10 @@ import re
 import textwrap
 from pathlib import Path
 
-from classifier.loader import display_path
 from classifier.regress.cases import find_case_files
 from classifier.regress.report import result_text
 from classifier.regress.runner import Status, run_cases
+from classifier.source.loader import display_path
 from tests.support import MakeRuleset
 
 

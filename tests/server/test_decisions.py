@@ -12,13 +12,13 @@ import pytest
 
 from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
+from classifier.answer import classification_dict
 from classifier.cli import main
-from classifier.descriptor_io import descriptor_from_data
-from classifier.engine import classify
-from classifier.explain import classification_dict
+from classifier.engine.evaluate import classify
 from classifier.server.convert import descriptor_from_proto
 from classifier.server.decisions import DecisionLog
 from classifier.server.metrics import Metrics
+from classifier.source.descriptor_file import descriptor_from_data
 from tests.conftest import StartApp
 from tests.support import ROOT, ruleset_files, write_folder
 
@@ -145,7 +145,7 @@ def test_a_line_that_cannot_be_written_is_not_counted(serving_rules: Path, tmp_p
     script = (
         "import resource, sys; from pathlib import Path\n"
         "from classifier import build_descriptor, load_ruleset\n"
-        "from classifier.engine import classify\n"
+        "from classifier.engine.evaluate import classify\n"
         "from classifier.server.decisions import DecisionLog\n"
         "from classifier.server.metrics import Metrics\n"
         "descriptor = build_descriptor(type='com.example.Weird', code='E42')\n"

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from classifier import Ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.engine import classify
+from classifier.engine.evaluate import classify
 from classifier.errors import DescriptorError
 from classifier.server.convert import descriptor_from_proto
 

@@ -18,7 +18,7 @@ import pytest
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.ruleset import Ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
 from tests.conftest import Running, StartApp
 from tests.support import ROOT, MakeRuleset, wait_for
@@ -295,8 +295,8 @@ def test_an_unexpected_server_error_is_internal_and_logged(
 
 def test_rule_file_limits_are_documented_numbers(tmp_path: Path) -> None:
     """The rule-file and pattern limits the docs state are the ones the loader applies."""
-    from classifier.compiler import MAX_PATTERN_CHARS, RE2_MAX_MEM
-    from classifier.loader import MAX_RULE_FILE_BYTES, MAX_RULE_FILES
+    from classifier.engine.compiler import MAX_PATTERN_CHARS, RE2_MAX_MEM
+    from classifier.source.loader import MAX_RULE_FILE_BYTES, MAX_RULE_FILES
 
     readme = (ROOT / "README.md").read_text()
     for value in (MAX_RULE_FILE_BYTES, MAX_RULE_FILES, MAX_PATTERN_CHARS, RE2_MAX_MEM):

@@ -11,11 +11,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from classifier import lint, load_ruleset
+from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from classifier.answer import Classification
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic
-from classifier.ruleset import Classification, Ruleset
+from classifier.lint.checks import lint
 from classifier.server import ReloadResult, ReloadStatus, RulesetHolder, create_server
 from classifier.server.reload import Reloader, RulesWatcher, strict_check
 from tests.conftest import StartApp
@@ -105,8 +107,8 @@ def test_a_check_makes_its_findings_fatal(tmp_path: Path) -> None:
 
 
 def test_strict_uses_the_linter() -> None:
-    """`--strict` resolves to classifier.lint.lint."""
-    assert strict_check() is lint.lint
+    """`--strict` resolves to classifier.lint.checks.lint."""
+    assert strict_check() is lint
 
 
 def test_the_server_watches_its_folder_and_reports_reloads(

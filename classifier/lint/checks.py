@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from classifier.conditions import (
+from classifier.descriptor import Descriptor
+from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
     Condition,
@@ -42,15 +43,14 @@ from classifier.conditions import (
     MessageMatches,
     TypeIs,
 )
-from classifier.descriptor import Descriptor
-from classifier.engine import classify, ranked_matches
+from classifier.engine.evaluate import classify, ranked_matches
+from classifier.engine.explain import plural
+from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
-from classifier.explain import plural
+from classifier.lint.witness import WitnessBuilder, compatible, plain_values, witness_text
 from classifier.location import Location
-from classifier.ruleset import CompiledRule, Ruleset
-from classifier.schema import LINT_CODES
+from classifier.source.documents import LINT_CODES
 from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
-from classifier.witness import WitnessBuilder, compatible, plain_values, witness_text
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
 

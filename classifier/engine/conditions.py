@@ -12,8 +12,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from classifier.literals import NONE as NO_LITERALS
-from classifier.literals import Literals
+from classifier.engine.literals import NONE as NO_LITERALS
+from classifier.engine.literals import Literals
 from classifier.taxonomy import GRPC_CODE_NAMES
 
 
@@ -116,7 +116,7 @@ class FieldIn(Condition):
 class MessageMatches(Condition):
     """The message contains a match of an RE2 pattern (compiled once, by the compiler).
 
-    `literals` are runs every match contains (see `classifier.literals`):
+    `literals` are runs every match contains (see `classifier.engine.literals`):
     RE2 is asked only when the message has them all. It is given the
     message as UTF-8 bytes, which it reads the same way, because a str
     costs the wrapper one more call into RE2 to map offsets back.

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from classifier import patterns
-from classifier.conditions import (
+from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
+from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
     Condition,
@@ -31,10 +31,10 @@ from classifier.conditions import (
     MessageMatches,
     TypeIs,
 )
-from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
+from classifier.engine.explain import descriptor_dict
+from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
-from classifier.explain import descriptor_dict
-from classifier.ruleset import CompiledRule, Ruleset
+from classifier.lint import patterns
 from classifier.taxonomy import Origin
 
 FRESH_TYPE = "lint.Witness"

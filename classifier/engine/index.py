@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
-from classifier.conditions import Condition, FieldIn, TypeIs
+from classifier.engine.conditions import Condition, FieldIn, TypeIs
 
 INDEXED_FIELDS = ("code", "grpc_status", "http_status", "provider", "origin", "language")
 SPLIT_AT = 8

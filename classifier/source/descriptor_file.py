@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.schema import DescriptorDoc, doc_path
+from classifier.source.documents import DescriptorDoc, doc_path
 
 
 def descriptor_from_data(data: Any, field_prefix: str = "descriptor") -> Descriptor:

@@ -11,11 +11,12 @@ from typing import Any
 
 import yaml
 
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.engine import Classification, classify
-from classifier.ruleset import Ruleset
+from classifier.engine.evaluate import classify
+from classifier.engine.ruleset import Ruleset
+from classifier.engine.trace import ExplainTracer
 from classifier.taxonomy import GRPC_CODE_NAMES, Origin, UnknownReason
-from classifier.trace import ExplainTracer
 
 
 def explain(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
@@ -52,29 +53,6 @@ def descriptor_dict(d: Descriptor) -> dict[str, Any]:
         out["attributes"] = dict(d.attributes)
     if d.causes:
         out["causes"] = [subject(c) for c in d.causes]
-    return out
-
-
-def classification_dict(c: Classification) -> dict[str, Any]:
-    """A classification as plain data (for JSON output and tests)."""
-    out: dict[str, Any] = {
-        "class": c.error_class.name,
-        "class_number": int(c.error_class),
-        "effect": c.effect.label,
-        "retryable": c.retryable,
-        "action": {
-            "id": c.action.id,
-            "summary": c.action.summary,
-            "runbook_url": c.action.runbook_url,
-        },
-        "rule": c.rule_id,
-        "ruleset_version": c.ruleset_version,
-        "ruleset_digest": c.ruleset_digest,
-    }
-    if c.unknown_reason is not UnknownReason.none:
-        out["unknown_reason"] = c.unknown_reason.name
-    if c.explanation is not None:
-        out["explanation"] = dataclasses.asdict(c.explanation)
     return out
 
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
-from classifier.ruleset import Classification, CompiledRule, Match, Ruleset
+from classifier.engine.ruleset import CompiledRule, Match, Ruleset
+from classifier.engine.trace import Tracer
 from classifier.taxonomy import UnknownReason
-from classifier.trace import Tracer
 
 __all__ = ["Classification", "classify", "classify_unindexed", "decide", "ranked_matches"]
 

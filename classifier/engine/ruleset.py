@@ -1,7 +1,7 @@
 """The compiled ruleset: what the engine runs.
 
 These are the *evaluated* shapes (`CompiledRule`, `Ruleset`); the YAML
-shapes live in `schema`. A Ruleset is immutable once built, so a server can
+shapes live in `classifier.source.documents`. A Ruleset is immutable once built, so a server can
 swap one for another in a single reference assignment.
 """
 
@@ -9,27 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from classifier.conditions import Condition, TypeIs
-from classifier.index import RuleIndex
+from classifier.answer import Action, Classification
+from classifier.engine.conditions import Condition, TypeIs
+from classifier.engine.index import RuleIndex
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
 
-if TYPE_CHECKING:
-    from classifier.trace import Explanation
-
 UNTYPED_DEPTH = 1_000_000
 """The type depth of a rule without a type condition: it loses to every typed rule."""
-
-
-@dataclass(frozen=True, slots=True)
-class Action:
-    """A recommended operator action."""
-
-    id: str
-    summary: str
-    runbook_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,21 +77,6 @@ class CompiledRule:
     def rank(self, depth: int) -> tuple[int, int, int]:
         """Precedence key: smaller wins (nearer type, then more conditions, then priority)."""
         return (depth, -self.condition_count, -self.priority)
-
-
-@dataclass(frozen=True, slots=True)
-class Classification:
-    """The answer for one descriptor, and which ruleset and rule gave it."""
-
-    error_class: ErrorClass
-    action: Action
-    effect: Effect
-    retryable: bool
-    rule_id: str
-    ruleset_version: str
-    ruleset_digest: str
-    unknown_reason: UnknownReason = UnknownReason.none
-    explanation: Explanation | None = None
 
 
 @dataclass(frozen=True, slots=True)

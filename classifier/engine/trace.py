@@ -10,11 +10,11 @@ There is no second engine: explain is the normal engine with a tracer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from classifier.conditions import Condition
-from classifier.ruleset import UNTYPED_DEPTH, CompiledRule, Match
+from classifier.answer import Explanation, NearMiss, PrecedenceDecision, RuleMatch
+from classifier.engine.conditions import Condition
+from classifier.engine.ruleset import UNTYPED_DEPTH, CompiledRule, Match
 
 NEAR_MISSES = 3
 
@@ -29,54 +29,6 @@ class Tracer(Protocol):
 
     def decided(self, matches: Sequence[Match], top: Sequence[Match], winner_rule_id: str) -> None:
         """All rules were evaluated; `top` shares the best precedence key."""
-
-
-@dataclass(frozen=True, slots=True)
-class RuleMatch:
-    """A rule that matched, the conditions that held, and its precedence key."""
-
-    rule_id: str
-    location: str
-    class_name: str
-    conditions: tuple[str, ...]
-    type_depth: int
-    condition_count: int
-    priority: int
-    effect: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PrecedenceDecision:
-    """Why the winner beat another match: the step that decided, and a sentence."""
-
-    loser_rule_id: str
-    step: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class NearMiss:
-    """A rule that came close, the conditions that failed, and what the descriptor had instead.
-
-    `observed` runs parallel to `failed_conditions` (empty when the tracer
-    was not given the descriptor).
-    """
-
-    rule_id: str
-    location: str
-    class_name: str
-    failed_conditions: tuple[str, ...]
-    held_count: int
-    held_conditions: tuple[str, ...] = ()
-    observed: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    matches: tuple[RuleMatch, ...]
-    winner_rule_id: str
-    decisions: tuple[PrecedenceDecision, ...]
-    near_misses: tuple[NearMiss, ...]
 
 
 class ExplainTracer:

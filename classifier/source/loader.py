@@ -28,7 +28,7 @@ from pydantic_core.core_schema import ErrorType
 
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
-from classifier.schema import (
+from classifier.source.documents import (
     DEFAULT_INCLUDE,
     CatalogDoc,
     ManifestDoc,
@@ -37,7 +37,7 @@ from classifier.schema import (
     doc_path,
     scalar_text,
 )
-from classifier.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
+from classifier.source.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
 
 MANIFEST = "ruleset.yaml"
 CATALOG = "actions.yaml"
@@ -260,7 +260,7 @@ def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[Rul
 
 
 _PYDANTIC_ERROR_TYPES = frozenset(get_args(ErrorType))
-"""pydantic's own error types; any other type is a code schema.py raises (PydanticCustomError)."""
+"""pydantic's own error types; any other type is a code documents.py raises (PydanticCustomError)."""
 
 
 def pydantic_diagnostics(
@@ -268,7 +268,7 @@ def pydantic_diagnostics(
 ) -> list[Diagnostic]:
     """Turn pydantic's errors into located diagnostics with stable codes.
 
-    The codes schema.py raises pass through; pydantic's own error types
+    The codes documents.py raises pass through; pydantic's own error types
     become `unknown_key`, `missing_key` or `invalid_value`, so the codes an
     author can see are the documented ones.
     """

@@ -23,7 +23,8 @@ from typing import Any
 import re2
 import yaml
 
-from classifier.conditions import (
+from classifier.answer import Action
+from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
     Condition,
@@ -31,13 +32,12 @@ from classifier.conditions import (
     MessageMatches,
     TypeIs,
 )
+from classifier.engine.index import RuleIndex
+from classifier.engine.literals import required_literals
+from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
 from classifier.errors import Diagnostic, RulesetError, Severity
-from classifier.index import RuleIndex
-from classifier.literals import required_literals
-from classifier.loader import RulesetSource, RuleSource, display_path, load_source
 from classifier.location import Location
-from classifier.ruleset import Action, CompiledRule, Outcome, Ruleset
-from classifier.schema import (
+from classifier.source.documents import (
     CatalogDoc,
     CauseWhenDoc,
     WhenDoc,
@@ -47,6 +47,7 @@ from classifier.schema import (
     parse_origin,
     scalar_text,
 )
+from classifier.source.loader import RulesetSource, RuleSource, display_path, load_source
 from classifier.taxonomy import Effect, ErrorClass
 
 MAX_PATTERN_CHARS = 2048
