@@ -5,9 +5,9 @@
     │                                (carries every Diagnostic, not just the first)
     └── DescriptorError              a descriptor is malformed (carries FieldViolations)
 
-A `Diagnostic` is one finding about a rule file, with a stable `code`
-(`duplicate_rule_id`, `invalid_pattern`, ...) that tools may grep for; the
-message may change, the code may not.
+A `Diagnostic` is one finding about a rule file, with a stable `code` from
+the registry in `classifier.codes` (`duplicate_rule_id`, `invalid_pattern`,
+...) that tools may grep for; the message may change, the code may not.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from classifier.codes import Code
 from classifier.location import Location
 
 
@@ -28,7 +29,7 @@ class Severity(StrEnum):
 class Diagnostic:
     """One finding about a ruleset, located in its source."""
 
-    code: str
+    code: Code
     message: str
     location: Location
     rule_id: str = ""

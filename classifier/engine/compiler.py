@@ -24,6 +24,7 @@ import re2
 import yaml
 
 from classifier.answer import Action
+from classifier.codes import Code
 from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
@@ -123,7 +124,7 @@ def _catalog(
         if doc.id in actions:
             diagnostics.append(
                 Diagnostic(
-                    "duplicate_action_id",
+                    Code.duplicate_action_id,
                     f"action {doc.id!r} is already defined",
                     at.value(("actions", i, "id")),
                 )
@@ -140,7 +141,7 @@ def _catalog(
             if error_class is not ErrorClass.Unknown:
                 diagnostics.append(
                     Diagnostic(
-                        "invalid_class_default",
+                        Code.invalid_class_default,
                         "only Unknown has a conflict_action (the action for an Unknown "
                         "caused by disagreeing rules)",
                         field_at,
@@ -149,7 +150,7 @@ def _catalog(
             elif default.conflict_action not in actions:
                 diagnostics.append(
                     Diagnostic(
-                        "unknown_action",
+                        Code.unknown_action,
                         f"class {name} names unknown action {default.conflict_action!r}",
                         field_at,
                     )
@@ -159,7 +160,7 @@ def _catalog(
         if default.action not in actions:
             diagnostics.append(
                 Diagnostic(
-                    "unknown_action",
+                    Code.unknown_action,
                     f"class {name} names unknown action {default.action!r}",
                     at.value(("classes", name, "action")),
                 )
@@ -171,7 +172,7 @@ def _catalog(
             invalid = True
             diagnostics.append(
                 Diagnostic(
-                    "invalid_class_default",
+                    Code.invalid_class_default,
                     "Unknown makes no claim about the run: its effect must be unspecified"
                     if unknown
                     else f"class {name} needs an effect (fail, pause or continue)",
@@ -182,7 +183,7 @@ def _catalog(
             invalid = True
             diagnostics.append(
                 Diagnostic(
-                    "invalid_class_default",
+                    Code.invalid_class_default,
                     "an Unknown answer is never retryable (no rule vouched for the failure): "
                     "leave retryable out, or set it to false",
                     at.value(("classes", name, "retryable")),
@@ -206,7 +207,7 @@ def _rule_ids(rules: Sequence[RuleSource], diagnostics: list[Diagnostic]) -> Non
         if seen is not rule:
             diagnostics.append(
                 Diagnostic(
-                    "duplicate_rule_id",
+                    Code.duplicate_rule_id,
                     f"rule {rule.doc.id!r} is already defined at {seen.at('id')}",
                     rule.at("id"),
                     rule_id=rule.doc.id,
@@ -239,7 +240,7 @@ def _rule(
     doc = source.doc
     before = len(diagnostics)
 
-    def problem(code: str, message: str, *field: str | int) -> None:
+    def problem(code: Code, message: str, *field: str | int) -> None:
         diagnostics.append(Diagnostic(code, message, source.at(*field), rule_id=doc.id))
 
     error_class = parse_class(doc.class_)
@@ -247,7 +248,7 @@ def _rule(
     if doc.action is not None:
         action = actions.get(doc.action)
         if action is None:
-            problem("unknown_action", f"action {doc.action!r} is not in the catalog", "action")
+            problem(Code.unknown_action, f"action {doc.action!r} is not in the catalog", "action")
     type_condition, conditions = _conditions(doc.when, ("when",), problem)
     if len(diagnostics) > before or defaults is None or error_class not in defaults:
         return None
@@ -342,7 +343,7 @@ def _conditions(
                 out.append(CauseMatches(parts, _text("cause", doc)))
             else:
                 problem(
-                    "empty_condition",
+                    Code.empty_condition,
                     "a cause condition with no conditions matches any cause",
                     *path,
                     "cause",
@@ -354,7 +355,7 @@ def _conditions(
 def _pattern(text: str, path: tuple[str | int, ...], problem: Any) -> Any:
     if len(text) > MAX_PATTERN_CHARS:
         problem(
-            "pattern_too_long",
+            Code.pattern_too_long,
             f"{len(text)} characters exceed the limit of {MAX_PATTERN_CHARS}",
             *path,
         )
@@ -363,7 +364,7 @@ def _pattern(text: str, path: tuple[str | int, ...], problem: Any) -> Any:
         return re2.compile(text, _RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        problem("invalid_pattern", f"invalid RE2 pattern {text!r}: {reason}", *path)
+        problem(Code.invalid_pattern, f"invalid RE2 pattern {text!r}: {reason}", *path)
         return None
 
 

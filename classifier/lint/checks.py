@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from classifier.codes import LINT_CODES, Code
 from classifier.descriptor import Descriptor
 from classifier.engine.conditions import (
     AttributeIs,
@@ -49,7 +50,6 @@ from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
 from classifier.lint.witness import WitnessBuilder, compatible, plain_values, witness_text
 from classifier.location import Location
-from classifier.source.documents import LINT_CODES
 from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
@@ -117,7 +117,7 @@ def lint_report(ruleset: Ruleset) -> LintReport:
 
 
 def _warning(
-    code: str,
+    code: Code,
     message: str,
     location: Location,
     rule: CompiledRule | None = None,
@@ -192,7 +192,7 @@ def _conflict_shown(
 def _conflict(a: CompiledRule, b: CompiledRule, witness: Descriptor) -> Diagnostic:
     depth = "at the same type depth" if a.type_condition else "without a type condition"
     return _warning(
-        "conflicting_rules",
+        Code.conflicting_rules,
         f'conflicts with rule "{a.id}" at {a.location}: both match the witness {depth}, with '
         f"{plural(b.condition_count, 'condition')} and priority {b.priority}, but this rule says "
         f"{_verdict(b)} and that one {_verdict(a)}, so the answer is Unknown (conflict); "
@@ -277,7 +277,7 @@ def _shadow(w: CompiledRule, r: CompiledRule, witness: Descriptor) -> Diagnostic
         if _covers(r.all_conditions, w.all_conditions):
             why += "; the two are duplicates"
     return _warning(
-        "shadowed_rule",
+        Code.shadowed_rule,
         f'can never win: rule "{w.id}" at {w.location} matches every descriptor this rule '
         f"matches and {why}; remove this rule, or make it more specific than that one",
         r.location,
@@ -341,7 +341,7 @@ def _catch_alls(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
         if rule.condition_count == 0:
             yield _Finding(
                 _warning(
-                    "catch_all_rule",
+                    Code.catch_all_rule,
                     "has no condition, so it matches every descriptor: it turns Unknown "
                     "into a guess; give it a type, status or code to match",
                     rule.locations.get("when", rule.location),
@@ -355,7 +355,7 @@ def _catch_alls(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
         if roots and not rule.conditions:
             yield _Finding(
                 _warning(
-                    "catch_all_rule",
+                    Code.catch_all_rule,
                     f"matches every exception: {roots[0]} is a root type and the rule has no "
                     "other condition, so it turns Unknown into a guess; name the specific "
                     "types, or add a status or code condition",
@@ -374,7 +374,7 @@ def _message_only(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
         key = "message" if isinstance(message, MessageMatches) else "cause"
         yield _Finding(
             _warning(
-                "message_only_rule",
+                Code.message_only_rule,
                 f"decides on message text alone (`{message.text}`): free text is where "
                 "classifiers go wrong (a 429 inside an echoed prompt is not a rate limit); "
                 + _structural_hint(message.text),
@@ -425,7 +425,7 @@ def _unused_actions(ruleset: Ruleset) -> Iterator[_Finding]:
         if action_id not in used:
             yield _Finding(
                 _warning(
-                    "unused_action",
+                    Code.unused_action,
                     f'action "{action_id}" is named by no rule and is no class\'s default, '
                     "so no answer can recommend it; name it in a rule, or remove it",
                     ruleset.action_locations.get(action_id, Location(ruleset.source)),
@@ -440,7 +440,7 @@ def _classes_never_produced(ruleset: Ruleset) -> Iterator[_Finding]:
             continue
         yield _Finding(
             _warning(
-                "class_never_produced",
+                Code.class_never_produced,
                 f"no rule produces class {error_class.name} ({int(error_class)}): every failure "
                 "of that kind comes out as another class or Unknown; add a rule for it",
                 ruleset.class_locations.get(error_class, Location(ruleset.source)),

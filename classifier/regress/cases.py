@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from classifier.codes import Code
 from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, Diagnostic, sorted_diagnostics
 from classifier.location import Location
@@ -179,7 +180,7 @@ def read_case_file(path: Path) -> CaseFile:
     if doc.value is None:
         if not diagnostics:
             diagnostics.append(
-                Diagnostic("empty_document", "expected a case file with a `cases:` list", where)
+                Diagnostic(Code.empty_document, "expected a case file with a `cases:` list", where)
             )
         return CaseFile(path, shown, None, (), (), tuple(diagnostics))
     try:
@@ -191,7 +192,7 @@ def read_case_file(path: Path) -> CaseFile:
     if rules is not None and not (rules / MANIFEST).is_file():
         diagnostics.append(
             Diagnostic(
-                "ruleset_not_found",
+                Code.ruleset_not_found,
                 f"rules: {head.rules!r} is not a ruleset folder (no {MANIFEST} in {rules})",
                 doc.positions.value(("rules",)),
             )
@@ -219,7 +220,7 @@ def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list
             descriptor = doc.descriptor.to_descriptor()
         except DescriptorError as exc:
             at = positions.value((*path, "descriptor"))
-            found = [Diagnostic("invalid_descriptor", str(v), at) for v in exc.violations]
+            found = [Diagnostic(Code.invalid_descriptor, str(v), at) for v in exc.violations]
             bad.append(BadCase(name, where, tuple(found)))
             continue
         if doc.note in notes:
@@ -230,7 +231,7 @@ def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list
                     where,
                     (
                         Diagnostic(
-                            "duplicate_case_note",
+                            Code.duplicate_case_note,
                             f"note {doc.note!r} is already used at line {first.line}; "
                             "a note names its case, so each must be unique in a file",
                             positions.value((*path, "note")),

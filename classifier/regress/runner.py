@@ -18,6 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from classifier.answer import Classification
+from classifier.codes import Code
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
 from classifier.engine.explain import explain
@@ -275,7 +276,7 @@ def resolve(case_file: CaseFile, default: Path | None, cache: RulesetCache) -> R
             where,
             (
                 Diagnostic(
-                    "no_ruleset",
+                    Code.no_ruleset,
                     "no ruleset for these cases: no `rules:` key, no ruleset.yaml in this "
                     "folder or above, and no --rules given",
                     where,

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
 
@@ -23,10 +24,6 @@ ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 ORIGIN_ALIASES = {"caller": "user"}
 DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
 """The rule files of a ruleset whose manifest has no `include:`."""
-RULE_LINT_CODES = ("conflicting_rules", "shadowed_rule", "catch_all_rule", "message_only_rule")
-"""Lint warnings about one rule: a rule's `lint_ignore` may name these."""
-LINT_CODES = (*RULE_LINT_CODES, "unused_action", "class_never_produced")
-"""Every lint warning: the manifest's `lint_ignore` may name these."""
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
 _STATUS_RANGE = re.compile(r"^(\d{3})\s*-\s*(\d{3})$")
 
@@ -66,7 +63,7 @@ def _one_or_many(value: Any) -> Any:
 def _non_empty(values: list[Any], what: str) -> list[Any]:
     if not values:
         raise PydanticCustomError(
-            "empty_condition", "an empty list of {what} matches nothing", {"what": what}
+            Code.empty_condition, "an empty list of {what} matches nothing", {"what": what}
         )
     return values
 
@@ -74,11 +71,11 @@ def _non_empty(values: list[Any], what: str) -> list[Any]:
 def parse_http_statuses(value: int | str) -> frozenset[int]:
     """`429`, `5xx` or `500-504` as the set of statuses it means.
 
-    Raises PydanticCustomError("invalid_http_status") for anything else.
+    Raises PydanticCustomError(Code.invalid_http_status) for anything else.
     """
     if isinstance(value, bool):
         raise PydanticCustomError(
-            "invalid_http_status", "{value} is not an HTTP status", {"value": repr(value)}
+            Code.invalid_http_status, "{value} is not an HTTP status", {"value": repr(value)}
         )
     if isinstance(value, int):
         if 100 <= value <= 599:
@@ -95,7 +92,7 @@ def parse_http_statuses(value: int | str) -> frozenset[int]:
             if 100 <= low <= high <= 599:
                 return frozenset(range(low, high + 1))
     raise PydanticCustomError(
-        "invalid_http_status",
+        Code.invalid_http_status,
         "{value} is not an HTTP status: use a number (429), a class (5xx) or a range (500-504)",
         {"value": repr(value)},
     )
@@ -107,7 +104,7 @@ def parse_origin(value: str) -> Origin:
     if name in Origin.__members__:
         return Origin[name]
     raise PydanticCustomError(
-        "unknown_origin",
+        Code.unknown_origin,
         "unknown origin {value}; known: {known}",
         {
             "value": repr(value),
@@ -120,7 +117,7 @@ def _lint_codes(values: list[str], allowed: tuple[str, ...], where: str) -> list
     for value in values:
         if value not in allowed:
             raise PydanticCustomError(
-                "unknown_lint_code",
+                Code.unknown_lint_code,
                 "{value} is not a lint code {where} can ignore; known: {known}",
                 {"value": repr(value), "where": where, "known": ", ".join(allowed)},
             )
@@ -132,7 +129,7 @@ def parse_class(value: str) -> ErrorClass:
     if value in ErrorClass.__members__:
         return ErrorClass[value]
     raise PydanticCustomError(
-        "unknown_class",
+        Code.unknown_class,
         "unknown class {value}; known: {known}",
         {"value": repr(value), "known": ", ".join(ErrorClass.__members__)},
     )
@@ -143,7 +140,7 @@ def parse_grpc_code(value: str | int) -> int:
         return grpc_code(value)
     except ValueError:
         raise PydanticCustomError(
-            "unknown_grpc_code",
+            Code.unknown_grpc_code,
             "unknown gRPC status code {value}; known: {known}",
             {"value": repr(value), "known": ", ".join(GRPC_CODES)},
         ) from None
@@ -190,7 +187,7 @@ class CauseWhenDoc(_Doc):
     @classmethod
     def _pattern(cls, value: str | None) -> str | None:
         if value is not None and not value:
-            raise PydanticCustomError("empty_condition", "an empty pattern matches everything")
+            raise PydanticCustomError(Code.empty_condition, "an empty pattern matches everything")
         return value
 
 
@@ -241,7 +238,7 @@ class RuleDoc(_Doc):
         parse_class(value)
         if value == ErrorClass.Unknown.name:
             raise PydanticCustomError(
-                "unknown_as_rule_class",
+                Code.unknown_as_rule_class,
                 "a rule cannot produce Unknown (it means no rule matched); delete the rule instead",
             )
         return value
@@ -315,7 +312,7 @@ class CatalogDoc(_Doc):
         missing = [c.name for c in ErrorClass if c.name not in value]
         if missing:
             raise PydanticCustomError(
-                "missing_class_default",
+                Code.missing_class_default,
                 "every class needs a default action and effect; missing: {missing}",
                 {"missing": ", ".join(missing)},
             )

@@ -21,11 +21,11 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pydantic_core.core_schema import ErrorType
 
+from classifier.codes import Code, parse_code
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
 from classifier.source.documents import (
@@ -96,7 +96,11 @@ def load_source(root: Path | str) -> RulesetSource:
     diagnostics: list[Diagnostic] = []
     if not root.is_dir():
         raise RulesetError(
-            [Diagnostic("ruleset_not_found", "not a ruleset folder", Location(display_path(root)))]
+            [
+                Diagnostic(
+                    Code.ruleset_not_found, "not a ruleset folder", Location(display_path(root))
+                )
+            ]
         )
     digest = hashlib.sha256()
 
@@ -108,9 +112,9 @@ def load_source(root: Path | str) -> RulesetSource:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
         return doc
 
-    manifest_doc = _required(root / MANIFEST, read, diagnostics, "missing_manifest")
+    manifest_doc = _required(root / MANIFEST, read, diagnostics, Code.missing_manifest)
     manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
-    catalog_doc = _required(root / CATALOG, read, diagnostics, "missing_catalog")
+    catalog_doc = _required(root / CATALOG, read, diagnostics, Code.missing_catalog)
     catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
     if manifest is None:
@@ -120,7 +124,7 @@ def load_source(root: Path | str) -> RulesetSource:
     if len(files) > MAX_RULE_FILES:
         diagnostics.append(
             Diagnostic(
-                "too_many_files",
+                Code.too_many_files,
                 f"{len(files)} rule files exceed the limit of {MAX_RULE_FILES}",
                 Location(display_path(root)),
             )
@@ -209,7 +213,7 @@ def _required(
     path: Path,
     read: Callable[[Path], YamlDocument | None],
     diagnostics: list[Diagnostic],
-    code: str,
+    code: Code,
 ) -> YamlDocument | None:
     """Read a file every ruleset has; a missing one is reported with code."""
     if not path.is_file():
@@ -224,7 +228,7 @@ def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic
     if doc.value is None and not doc.diagnostics:
         diagnostics.append(
             Diagnostic(
-                "empty_document",
+                Code.empty_document,
                 f"expected a {model.__name__.removesuffix('Doc')} document",
                 doc.positions.value(()),
             )
@@ -259,10 +263,6 @@ def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[Rul
     return out
 
 
-_PYDANTIC_ERROR_TYPES = frozenset(get_args(ErrorType))
-"""pydantic's own error types; any other type is a code documents.py raises (PydanticCustomError)."""
-
-
 def pydantic_diagnostics(
     exc: ValidationError, positions: Positions, value: Any
 ) -> list[Diagnostic]:
@@ -280,24 +280,26 @@ def pydantic_diagnostics(
     return out
 
 
-def _describe(err: Any, path: Path_, positions: Positions, value: Any) -> tuple[str, str, Location]:
+def _describe(
+    err: Any, path: Path_, positions: Positions, value: Any
+) -> tuple[Code, str, Location]:
     kind = err["type"]
     field = ".".join(str(p) for p in path) or "document"
     if kind == "extra_forbidden":
-        return "unknown_key", f"unknown key {path[-1]!r} at {field}", positions.key(path)
+        return Code.unknown_key, f"unknown key {path[-1]!r} at {field}", positions.key(path)
     if kind == "invalid_key":
         key = _written_key(value, path)
         shown = "null" if key is None else scalar_text(key)
         at = ".".join([*(str(p) for p in path[:-1]), shown])
         message = f"unknown key {shown} at {at} (a key must be a name)"
-        return "unknown_key", message, positions.key((*path[:-1], key))
+        return Code.unknown_key, message, positions.key((*path[:-1], key))
     if kind == "missing":
         parent = path[:-1]
-        return "missing_key", f"missing required key {path[-1]!r}", positions.value(parent)
+        return Code.missing_key, f"missing required key {path[-1]!r}", positions.value(parent)
     where = positions.value(path)
-    if kind not in _PYDANTIC_ERROR_TYPES:
-        return kind, str(err["msg"]), where
-    return "invalid_value", f"{field}: {err['msg']}", where
+    if (code := parse_code(kind)) is not None:
+        return code, str(err["msg"]), where
+    return Code.invalid_value, f"{field}: {err['msg']}", where
 
 
 def _written_key(value: Any, path: Path_) -> Any:

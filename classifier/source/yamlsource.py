@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from classifier.codes import Code
 from classifier.errors import Diagnostic
 from classifier.location import Location
 
@@ -29,7 +30,7 @@ _STR_TAG = "tag:yaml.org,2002:str"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 MAX_DEPTH = 64
-_RECOVERABLE = frozenset({"duplicate_key"})
+_RECOVERABLE = frozenset({Code.duplicate_key})
 """Problems after which the rest of the document is still worth validating."""
 
 
@@ -89,12 +90,12 @@ def read_yaml_file(path: Path, shown: str, max_bytes: int) -> tuple[bytes | None
         size = path.stat().st_size
         if size > max_bytes:
             message = f"{size} bytes exceed the limit of {max_bytes} bytes"
-            problem = Diagnostic("file_too_large", message, where)
+            problem = Diagnostic(Code.file_too_large, message, where)
             return None, YamlDocument(None, Positions(shown), [problem])
         data = path.read_bytes()
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        problem = Diagnostic("unreadable_file", str(exc), where)
+        problem = Diagnostic(Code.unreadable_file, str(exc), where)
         return None, YamlDocument(None, Positions(shown), [problem])
     return data, parse_yaml(text, shown)
 
@@ -112,16 +113,18 @@ def parse_yaml(text: str, file: str) -> YamlDocument:
         mark = exc.problem_mark or exc.context_mark
         loc = _loc(file, mark) if mark is not None else Location(file)
         problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        return YamlDocument(None, positions, [Diagnostic("yaml_syntax_error", problem, loc)])
+        return YamlDocument(None, positions, [Diagnostic(Code.yaml_syntax_error, problem, loc)])
     except yaml.YAMLError as exc:
         return YamlDocument(
-            None, positions, [Diagnostic("yaml_syntax_error", str(exc), Location(file))]
+            None, positions, [Diagnostic(Code.yaml_syntax_error, str(exc), Location(file))]
         )
     except RecursionError:
         # libyaml's scanner refuses nesting past 1,000 levels itself; PyYAML's
         # pure-Python composer (used without libyaml) recurses instead.
         problem = f"nesting deeper than {MAX_DEPTH} levels"
-        return YamlDocument(None, positions, [Diagnostic("yaml_too_deep", problem, Location(file))])
+        return YamlDocument(
+            None, positions, [Diagnostic(Code.yaml_too_deep, problem, Location(file))]
+        )
     if node is None:
         return YamlDocument(None, positions, [])
     builder = _Builder(file, positions)
@@ -139,13 +142,13 @@ class _Builder:
         self.seen: set[int] = set()
         self.constructor = yaml.constructor.SafeConstructor()
 
-    def error(self, code: str, message: str, node: yaml.Node) -> None:
+    def error(self, code: Code, message: str, node: yaml.Node) -> None:
         self.diagnostics.append(Diagnostic(code, message, _loc(self.file, node.start_mark)))
 
     def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
         if id(node) in self.seen:
             self.error(
-                "yaml_alias_forbidden",
+                Code.yaml_alias_forbidden,
                 "this value is reused through an alias (*name); "
                 "aliases are not allowed in rule files",
                 node,
@@ -154,33 +157,33 @@ class _Builder:
         self.seen.add(id(node))
         self.positions.values[path] = _at(node)
         if depth > MAX_DEPTH:
-            self.error("yaml_too_deep", f"nesting deeper than {MAX_DEPTH} levels", node)
+            self.error(Code.yaml_too_deep, f"nesting deeper than {MAX_DEPTH} levels", node)
             return None
         if isinstance(node, yaml.ScalarNode):
             return self.scalar(node)
         if isinstance(node, yaml.SequenceNode):
             if node.tag != _SEQ_TAG:
-                self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+                self.error(Code.yaml_unsafe_tag, f"tag {node.tag!r} is not allowed", node)
                 return None
             return [self.build(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         if isinstance(node, yaml.MappingNode):
             if node.tag != _MAP_TAG:
-                self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+                self.error(Code.yaml_unsafe_tag, f"tag {node.tag!r} is not allowed", node)
                 return None
             return self.mapping(node, path, depth)
-        self.error("yaml_syntax_error", "unexpected node", node)
+        self.error(Code.yaml_syntax_error, "unexpected node", node)
         return None
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
         if node.tag == _STR_TAG:
             return node.value
         if node.tag not in _SAFE_SCALAR_TAGS:
-            self.error("yaml_unsafe_tag", f"tag {node.tag!r} is not allowed", node)
+            self.error(Code.yaml_unsafe_tag, f"tag {node.tag!r} is not allowed", node)
             return None
         try:
             return self.constructor.construct_object(node)
         except yaml.YAMLError as exc:
-            self.error("yaml_syntax_error", str(exc).splitlines()[0], node)
+            self.error(Code.yaml_syntax_error, str(exc).splitlines()[0], node)
             return None
 
     def mapping(self, node: yaml.MappingNode, path: Path_, depth: int) -> dict[Any, Any]:
@@ -189,13 +192,13 @@ class _Builder:
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 self.error(
-                    "yaml_merge_forbidden",
+                    Code.yaml_merge_forbidden,
                     "merge keys (<<) are not allowed in rule files",
                     key_node,
                 )
                 continue
             if not isinstance(key_node, yaml.ScalarNode):
-                self.error("yaml_syntax_error", "a mapping key must be a plain scalar", key_node)
+                self.error(Code.yaml_syntax_error, "a mapping key must be a plain scalar", key_node)
                 continue
             reported = len(self.diagnostics)
             key = self.scalar(key_node)
@@ -205,7 +208,7 @@ class _Builder:
             if key in first_seen:
                 self.diagnostics.append(
                     Diagnostic(
-                        "duplicate_key",
+                        Code.duplicate_key,
                         f"key {key!r} is already set at line {first_seen[key][0]}",
                         Location(self.file, *key_at),
                         related=(Location(self.file, *first_seen[key]),),

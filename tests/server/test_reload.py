@@ -15,6 +15,7 @@ from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.answer import Classification
+from classifier.codes import Code
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic
 from classifier.lint.checks import lint
@@ -88,7 +89,7 @@ def test_a_check_makes_its_findings_fatal(tmp_path: Path) -> None:
 
     def no_drafts(ruleset: Ruleset) -> list[Diagnostic]:
         return [
-            Diagnostic("draft_rule", "drafts do not ship", r.location, rule_id=r.id)
+            Diagnostic(Code.catch_all_rule, "drafts do not ship", r.location, rule_id=r.id)
             for r in ruleset.rules
             if r.id.startswith("draft.")
         ]
@@ -102,7 +103,7 @@ def test_a_check_makes_its_findings_fatal(tmp_path: Path) -> None:
     )
     status = reloader.reload("test")
     assert status.result is ReloadResult.failed
-    assert "draft_rule: drafts do not ship" in status.error
+    assert "catch_all_rule: drafts do not ship" in status.error
     assert reloader.holder.current.version == "1.0.0"
 
 
