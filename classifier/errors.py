@@ -78,9 +78,12 @@ class FieldViolation:
 
     field: str
     message: str
+    location: Location | None = None
+    """Where the field is, when the descriptor was read from a file."""
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
+        where = f"{self.location}: " if self.location is not None else ""
+        return f"{where}{self.field}: {self.message}"
 
 
 class DescriptorError(ClassifierError):

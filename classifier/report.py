@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from classifier.errors import Diagnostic, Severity
+from classifier.text import github_annotation
 
 
 def diagnostic_dict(d: Diagnostic) -> dict[str, Any]:
@@ -50,25 +51,7 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
 
 def _annotation(d: Diagnostic) -> str:
     kind = "error" if d.severity is Severity.error else "warning"
-    loc = d.location
-    props = ",".join(
-        f"{key}={_escape_property(str(value))}"
-        for key, value in (
-            ("file", loc.file),
-            ("line", loc.line),
-            ("col", loc.column),
-            ("title", d.code),
-        )
-    )
     message = d.message + (f' (rule "{d.rule_id}")' if d.rule_id else "")
     if d.witness:
         message += f"\nwitness: {d.witness}"
-    return f"::{kind} {props}::{_escape_data(message)}"
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return github_annotation(kind, d.location, d.code, message)

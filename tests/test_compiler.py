@@ -34,6 +34,7 @@ def _emitted(key: str, value: Any) -> str:
         Dumper=yaml.SafeDumper,
         default_flow_style=True,
         width=10**9,
+        allow_unicode=True,
         sort_keys=False,
     ).strip()
     return f"{key}: {rendered.removesuffix(chr(10) + '...').removesuffix('...').strip()}"

@@ -11,10 +11,10 @@ import sys
 from typing import Any
 
 from classifier.engine.compiler import load_ruleset
-from classifier.engine.explain import plural
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
+from classifier.text import plural
 
 EXIT_OK = 0
 EXIT_ERRORS = 1

@@ -13,7 +13,8 @@ from typing import Any
 
 from classifier.answer import classification_dict
 from classifier.cli.inputs import ruleset_and_descriptor
-from classifier.engine.explain import descriptor_dict, explain, render_explanation
+from classifier.engine.explain import explain, render_explanation
+from classifier.source.descriptor_file import descriptor_dict
 
 
 def add_parser(sub: Any) -> None:

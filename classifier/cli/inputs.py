@@ -23,7 +23,8 @@ def ruleset_and_descriptor(rules: str, path: str) -> tuple[Ruleset, Descriptor] 
         return EXIT_BAD_RULESET
     except DescriptorError as exc:
         for violation in exc.violations:
-            print(f"{path}: {violation}", file=sys.stderr)
+            where = "" if violation.location is not None else f"{path}: "
+            print(f"{where}{violation}", file=sys.stderr)
         return EXIT_BAD_DESCRIPTOR
     except OSError as exc:
         print(f"classifier: {exc}", file=sys.stderr)

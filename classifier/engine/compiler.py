@@ -1,27 +1,29 @@
 """Compile validated rule documents into a Ruleset the engine can run.
 
-The compiler is an ordered list of named, pure stages over the loaded
-source; each stage adds located diagnostics instead of stopping, so an
-author sees every problem in one run:
+The compiler is the ordered list of named stages in `STAGES`, each a pure
+function from one `Compilation` to the next. A stage adds located
+diagnostics instead of stopping, so an author sees every problem in one run:
 
     catalog      action ids unique; class defaults name known actions and possible effects
     rule_ids     rule ids unique across the ruleset
-    rules        class, action, effect resolved; conditions and RE2 patterns compiled
+    rules        action and effect resolved; conditions built; RE2 patterns compiled
     index        candidate lookup by type name; a bucket of many rules split by a plain field
 
-Patterns are compiled here, never in the engine.
+The documents arrive parsed (statuses, codes, origins and classes are values
+of the taxonomy already); a condition's canonical text echoes what the
+author wrote. Patterns are compiled here, never in the engine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 import re2
-import yaml
 
 from classifier.answer import Action
 from classifier.codes import Code
@@ -32,34 +34,40 @@ from classifier.engine.conditions import (
     FieldIn,
     MessageMatches,
     TypeIs,
+    weight,
 )
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
 from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.location import Location
-from classifier.source.documents import (
-    CatalogDoc,
-    CauseWhenDoc,
-    WhenDoc,
-    parse_class,
-    parse_grpc_code,
-    parse_http_statuses,
-    parse_origin,
-    scalar_text,
-)
+from classifier.source.documents import CauseWhenDoc, WhenDoc
 from classifier.source.loader import RulesetSource, RuleSource, display_path, load_source
+from classifier.source.yamlsource import flow
 from classifier.taxonomy import Effect, ErrorClass
 
 MAX_PATTERN_CHARS = 2048
 RE2_MAX_MEM = 8 * 1024 * 1024
 
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-"""libyaml's emitter writes the same text as PyYAML's, five times faster (start-up time)."""
-
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
 _RE2_OPTIONS.max_mem = RE2_MAX_MEM
+
+
+@dataclass(frozen=True)
+class Compilation:
+    """What the stages have built so far from one source, and every diagnostic found."""
+
+    source: RulesetSource
+    diagnostics: tuple[Diagnostic, ...]
+    actions: Mapping[str, Action] = field(default_factory=dict)
+    defaults: Mapping[ErrorClass, Outcome] | None = None
+    conflict_action: Action | None = None
+    rules: tuple[CompiledRule, ...] = ()
+    index: RuleIndex[CompiledRule] | None = None
+
+
+Stage = Callable[[Compilation], Compilation]
 
 
 def load_ruleset(root: Path | str) -> Ruleset:
@@ -68,29 +76,126 @@ def load_ruleset(root: Path | str) -> Ruleset:
 
 
 def compile_ruleset(source: RulesetSource) -> Ruleset:
-    """Compile loaded documents; raise RulesetError listing every error found."""
-    diagnostics = list(source.diagnostics)
-    actions, defaults, conflict_action = _catalog(source, diagnostics)
-    _rule_ids(source.rules, diagnostics)
-    rules = _rules(source.rules, actions, defaults, diagnostics)
-    errors = [d for d in diagnostics if d.severity is Severity.error]
-    if errors or source.manifest is None or defaults is None:
+    """Run every stage; raise RulesetError listing every error found."""
+    c = Compilation(source, source.diagnostics)
+    for _name, stage in STAGES:
+        c = stage(c)
+    errors = [d for d in c.diagnostics if d.severity is Severity.error]
+    manifest = source.manifest
+    if errors or manifest is None or c.defaults is None or c.index is None:
         raise RulesetError(errors)
     return Ruleset(
-        name=source.manifest.name,
-        version=source.manifest.version,
-        description=source.manifest.description,
+        name=manifest.name,
+        version=manifest.version,
+        description=manifest.description,
         digest=source.digest,
         source=display_path(source.root),
-        rules=tuple(rules),
-        index=RuleIndex(rules),
-        defaults=defaults,
-        conflict_action=conflict_action or defaults[ErrorClass.Unknown].action,
-        actions=actions,
+        rules=c.rules,
+        index=c.index,
+        defaults=dict(c.defaults),
+        conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
+        actions=dict(c.actions),
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         action_locations=_action_locations(source),
         class_locations=_class_locations(source),
-        lint_ignore=frozenset(source.manifest.lint_ignore),
+        lint_ignore=frozenset(manifest.lint_ignore),
+    )
+
+
+# catalog ---------------------------------------------------------------------------------------
+
+
+def catalog_stage(c: Compilation) -> Compilation:
+    """The actions, every class's defaults, and the action for an Unknown by conflict."""
+    catalog = c.source.catalog
+    if catalog is None:
+        return c
+    at = c.source.catalog_positions
+    found: list[Diagnostic] = []
+    actions: dict[str, Action] = {}
+    for i, doc in enumerate(catalog.actions):
+        if doc.id in actions:
+            found.append(
+                Diagnostic(
+                    Code.duplicate_action_id,
+                    f"action {doc.id!r} is already defined",
+                    at.value(("actions", i, "id")),
+                )
+            )
+            continue
+        actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
+    defaults: dict[ErrorClass, Outcome] = {}
+    conflict_action: Action | None = None
+    for error_class, default in catalog.classes.items():
+        name = error_class.name
+        where = at.value(("classes", name))
+        if default.conflict_action is not None:
+            field_at = at.value(("classes", name, "conflict_action"))
+            if error_class is not ErrorClass.Unknown:
+                found.append(
+                    Diagnostic(
+                        Code.invalid_class_default,
+                        "only Unknown has a conflict_action (the action for an Unknown "
+                        "caused by disagreeing rules)",
+                        field_at,
+                    )
+                )
+            elif default.conflict_action not in actions:
+                found.append(
+                    Diagnostic(
+                        Code.unknown_action,
+                        f"class {name} names unknown action {default.conflict_action!r}",
+                        field_at,
+                    )
+                )
+            else:
+                conflict_action = actions[default.conflict_action]
+        if default.action not in actions:
+            found.append(
+                Diagnostic(
+                    Code.unknown_action,
+                    f"class {name} names unknown action {default.action!r}",
+                    at.value(("classes", name, "action")),
+                )
+            )
+            continue
+        unknown = error_class is ErrorClass.Unknown
+        invalid = False
+        if unknown != (default.effect == "unspecified"):
+            invalid = True
+            found.append(
+                Diagnostic(
+                    Code.invalid_class_default,
+                    "Unknown makes no claim about the run: its effect must be unspecified"
+                    if unknown
+                    else f"class {name} needs an effect (fail, pause or continue)",
+                    where,
+                )
+            )
+        if unknown and default.retryable:
+            invalid = True
+            found.append(
+                Diagnostic(
+                    Code.invalid_class_default,
+                    "an Unknown answer is never retryable (no rule vouched for the failure): "
+                    "leave retryable out, or set it to false",
+                    at.value(("classes", name, "retryable")),
+                )
+            )
+        if invalid:
+            continue
+        defaults[error_class] = Outcome(
+            error_class,
+            actions[default.action],
+            Effect.from_label(default.effect),
+            default.retryable,
+        )
+    return dataclasses.replace(
+        c,
+        diagnostics=(*c.diagnostics, *found),
+        actions=actions,
+        defaults=defaults,
+        conflict_action=conflict_action,
     )
 
 
@@ -108,104 +213,19 @@ def _class_locations(source: RulesetSource) -> dict[ErrorClass, Location]:
     if source.catalog is None:
         return {}
     at = source.catalog_positions
-    return {parse_class(name): at.key(("classes", name)) for name in source.catalog.classes}
+    return {c: at.key(("classes", c.name)) for c in source.catalog.classes}
 
 
-def _catalog(
-    source: RulesetSource, diagnostics: list[Diagnostic]
-) -> tuple[dict[str, Action], dict[ErrorClass, Outcome] | None, Action | None]:
-    """The actions, every class's defaults, and the action for an Unknown by conflict."""
-    catalog: CatalogDoc | None = source.catalog
-    if catalog is None:
-        return {}, None, None
-    at = source.catalog_positions
-    actions: dict[str, Action] = {}
-    for i, doc in enumerate(catalog.actions):
-        if doc.id in actions:
-            diagnostics.append(
-                Diagnostic(
-                    Code.duplicate_action_id,
-                    f"action {doc.id!r} is already defined",
-                    at.value(("actions", i, "id")),
-                )
-            )
-            continue
-        actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
-    defaults: dict[ErrorClass, Outcome] = {}
-    conflict_action: Action | None = None
-    for name, default in catalog.classes.items():
-        error_class = parse_class(name)
-        where = at.value(("classes", name))
-        if default.conflict_action is not None:
-            field_at = at.value(("classes", name, "conflict_action"))
-            if error_class is not ErrorClass.Unknown:
-                diagnostics.append(
-                    Diagnostic(
-                        Code.invalid_class_default,
-                        "only Unknown has a conflict_action (the action for an Unknown "
-                        "caused by disagreeing rules)",
-                        field_at,
-                    )
-                )
-            elif default.conflict_action not in actions:
-                diagnostics.append(
-                    Diagnostic(
-                        Code.unknown_action,
-                        f"class {name} names unknown action {default.conflict_action!r}",
-                        field_at,
-                    )
-                )
-            else:
-                conflict_action = actions[default.conflict_action]
-        if default.action not in actions:
-            diagnostics.append(
-                Diagnostic(
-                    Code.unknown_action,
-                    f"class {name} names unknown action {default.action!r}",
-                    at.value(("classes", name, "action")),
-                )
-            )
-            continue
-        unknown = error_class is ErrorClass.Unknown
-        invalid = False
-        if unknown != (default.effect == "unspecified"):
-            invalid = True
-            diagnostics.append(
-                Diagnostic(
-                    Code.invalid_class_default,
-                    "Unknown makes no claim about the run: its effect must be unspecified"
-                    if unknown
-                    else f"class {name} needs an effect (fail, pause or continue)",
-                    where,
-                )
-            )
-        if unknown and default.retryable:
-            invalid = True
-            diagnostics.append(
-                Diagnostic(
-                    Code.invalid_class_default,
-                    "an Unknown answer is never retryable (no rule vouched for the failure): "
-                    "leave retryable out, or set it to false",
-                    at.value(("classes", name, "retryable")),
-                )
-            )
-        if invalid:
-            continue
-        defaults[error_class] = Outcome(
-            error_class,
-            actions[default.action],
-            Effect.from_label(default.effect),
-            default.retryable,
-        )
-    return actions, defaults, conflict_action
+# rule_ids --------------------------------------------------------------------------------------
 
 
-def _rule_ids(rules: Sequence[RuleSource], diagnostics: list[Diagnostic]) -> None:
+def rule_ids_stage(c: Compilation) -> Compilation:
     first: dict[str, RuleSource] = {}
-    for rule in rules:
+    found: list[Diagnostic] = []
+    for rule in c.source.rules:
         seen = first.setdefault(rule.doc.id, rule)
         if seen is not rule:
-            diagnostics.append(
+            found.append(
                 Diagnostic(
                     Code.duplicate_rule_id,
                     f"rule {rule.doc.id!r} is already defined at {seen.at('id')}",
@@ -214,27 +234,30 @@ def _rule_ids(rules: Sequence[RuleSource], diagnostics: list[Diagnostic]) -> Non
                     related=(seen.at("id"),),
                 )
             )
+    return dataclasses.replace(c, diagnostics=(*c.diagnostics, *found))
 
 
-def _rules(
-    rules: Sequence[RuleSource],
-    actions: dict[str, Action],
-    defaults: dict[ErrorClass, Outcome] | None,
-    diagnostics: list[Diagnostic],
-) -> list[CompiledRule]:
+# rules -----------------------------------------------------------------------------------------
+
+
+def rules_stage(c: Compilation) -> Compilation:
+    found: list[Diagnostic] = []
     compiled: list[CompiledRule] = []
-    for order, source in enumerate(rules):
-        rule = _rule(source, order, actions, defaults, diagnostics)
+    for order, source in enumerate(c.source.rules):
+        rule = _rule(source, order, c.actions, c.defaults, found)
         if rule is not None:
             compiled.append(rule)
-    return compiled
+    return dataclasses.replace(c, diagnostics=(*c.diagnostics, *found), rules=tuple(compiled))
+
+
+Problem = Callable[..., None]
 
 
 def _rule(
     source: RuleSource,
     order: int,
-    actions: dict[str, Action],
-    defaults: dict[ErrorClass, Outcome] | None,
+    actions: Mapping[str, Action],
+    defaults: Mapping[ErrorClass, Outcome] | None,
     diagnostics: list[Diagnostic],
 ) -> CompiledRule | None:
     doc = source.doc
@@ -243,18 +266,18 @@ def _rule(
     def problem(code: Code, message: str, *field: str | int) -> None:
         diagnostics.append(Diagnostic(code, message, source.at(*field), rule_id=doc.id))
 
-    error_class = parse_class(doc.class_)
     action: Action | None = None
     if doc.action is not None:
         action = actions.get(doc.action)
         if action is None:
             problem(Code.unknown_action, f"action {doc.action!r} is not in the catalog", "action")
-    type_condition, conditions = _conditions(doc.when, ("when",), problem)
-    if len(diagnostics) > before or defaults is None or error_class not in defaults:
+    written = source.written.get("when", {})
+    type_condition, conditions = _conditions(doc.when, written, ("when",), problem)
+    if len(diagnostics) > before or defaults is None or doc.class_ not in defaults:
         return None
-    default = defaults[error_class]
+    default = defaults[doc.class_]
     outcome = Outcome(
-        error_class=error_class,
+        error_class=doc.class_,
         action=action or default.action,
         effect=Effect.from_label(doc.effect) if doc.effect else default.effect,
         retryable=default.retryable if doc.retryable is None else doc.retryable,
@@ -266,7 +289,7 @@ def _rule(
         type_condition=type_condition,
         conditions=conditions,
         condition_count=sum(
-            c.weight for c in (*([type_condition] if type_condition else []), *conditions)
+            weight(c) for c in (*([type_condition] if type_condition else []), *conditions)
         ),
         priority=doc.priority,
         order=order,
@@ -275,72 +298,77 @@ def _rule(
             "when": source.at("when"),
             **{
                 key: source.positions.key((*source.path, "when", key))
-                for key in doc.when.model_dump(exclude_none=True)
+                for key, value in doc.when
+                if value is not None
             },
         },
         lint_ignore=frozenset(doc.lint_ignore),
     )
 
 
-_COST = {FieldIn: 0, AttributeIs: 1, TypeIs: 2, CauseMatches: 3, MessageMatches: 4}
+def _cost(c: Condition) -> int:
+    """Cheapest first: a set lookup, then a dict lookup, the type chain, causes, RE2."""
+    match c:
+        case FieldIn():
+            return 0
+        case AttributeIs():
+            return 1
+        case TypeIs():
+            return 2
+        case CauseMatches():
+            return 3
+        case MessageMatches():
+            return 4
+        case _:
+            assert_never(c)
 
 
 def _conditions(
-    when: CauseWhenDoc, path: tuple[str | int, ...], problem: Any
+    when: CauseWhenDoc, written: Mapping[str, Any], path: tuple[str | int, ...], problem: Problem
 ) -> tuple[TypeIs | None, tuple[Condition, ...]]:
-    """Compile a `when` (or a `cause`) into its type condition and the rest, cheapest first."""
+    """Compile a `when` (or a `cause`) into its type condition and the rest, cheapest first.
+
+    `when` holds the parsed values; `written` is the same mapping as the author
+    wrote it, which each condition's text echoes.
+    """
+
+    def text(key: str) -> str:
+        return _text(key, written[key])
+
     out: list[Condition] = []
     type_condition = None
     if when.type is not None:
-        type_condition = TypeIs(frozenset(when.type), _text("type", when.type))
+        type_condition = TypeIs(when.type, text("type"))
     if when.http_status is not None:
-        statuses = frozenset().union(*(parse_http_statuses(v) for v in when.http_status))
-        out.append(
-            FieldIn("http_status", "http_status", statuses, _text("http_status", when.http_status))
-        )
+        out.append(FieldIn("http_status", when.http_status, text("http_status")))
     if when.grpc_status is not None:
-        codes = frozenset(parse_grpc_code(v) for v in when.grpc_status)
-        out.append(
-            FieldIn("grpc_status", "grpc_status", codes, _text("grpc_status", when.grpc_status))
-        )
+        out.append(FieldIn("grpc_status", when.grpc_status, text("grpc_status")))
     if when.code is not None:
-        out.append(
-            FieldIn(
-                "code",
-                "code",
-                frozenset(scalar_text(v) for v in when.code),
-                _text("code", when.code),
-            )
-        )
+        out.append(FieldIn("code", when.code, text("code")))
     if when.message is not None:
         pattern = _pattern(when.message, (*path, "message"), problem)
         if pattern is not None:
-            out.append(
-                MessageMatches(
-                    pattern, _text("message", when.message), required_literals(when.message)
-                )
-            )
+            out.append(MessageMatches(pattern, text("message"), required_literals(when.message)))
     if isinstance(when, WhenDoc):
         if when.origin is not None:
-            origins = frozenset(parse_origin(v) for v in when.origin)
-            out.append(FieldIn("origin", "origin", origins, _text("origin", when.origin)))
-        for key in ("provider", "language"):
-            values = getattr(when, key)
-            if values is not None:
-                out.append(
-                    FieldIn(
-                        key, key, frozenset(v.strip().lower() for v in values), _text(key, values)
-                    )
-                )
+            out.append(FieldIn("origin", when.origin, text("origin")))
+        if when.provider is not None:
+            out.append(FieldIn("provider", when.provider, text("provider")))
+        if when.language is not None:
+            out.append(FieldIn("language", when.language, text("language")))
         for name, values in (when.attributes or {}).items():
-            texts = frozenset(scalar_text(v) for v in values)
-            out.append(AttributeIs(name, texts, _text("attributes", {name: values})))
+            out.append(
+                AttributeIs(name, values, _text("attributes", {name: written["attributes"][name]}))
+            )
         if when.cause is not None:
-            cause_type, cause_rest = _conditions(when.cause, (*path, "cause"), problem)
+            cause_written = written["cause"]
+            cause_type, cause_rest = _conditions(
+                when.cause, cause_written, (*path, "cause"), problem
+            )
             parts = ((cause_type,) if cause_type else ()) + cause_rest
             if parts:
-                doc = when.cause.model_dump(exclude_none=True)
-                out.append(CauseMatches(parts, _text("cause", doc)))
+                shown = {k: cause_written[k] for k, v in when.cause if v is not None}
+                out.append(CauseMatches(parts, _text("cause", shown)))
             else:
                 problem(
                     Code.empty_condition,
@@ -348,11 +376,11 @@ def _conditions(
                     *path,
                     "cause",
                 )
-    out.sort(key=lambda c: _COST[type(c)])
+    out.sort(key=_cost)
     return type_condition, tuple(out)
 
 
-def _pattern(text: str, path: tuple[str | int, ...], problem: Any) -> Any:
+def _pattern(text: str, path: tuple[str | int, ...], problem: Problem) -> Any:
     if len(text) > MAX_PATTERN_CHARS:
         problem(
             Code.pattern_too_long,
@@ -368,6 +396,11 @@ def _pattern(text: str, path: tuple[str | int, ...], problem: Any) -> Any:
         return None
 
 
+def _text(key: str, written: Any) -> str:
+    """Canonical rule text for a condition, in YAML flow style (`type: [a, b]`)."""
+    return f"{key}: {flow(_unwrap(written))}"
+
+
 def _unwrap(value: Any) -> Any:
     """One-element lists read better as their element (`type: X`, not `type: [X]`)."""
     if isinstance(value, list):
@@ -377,41 +410,17 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-_PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.$/@*+-]*\Z")
-_STR_TAG = "tag:yaml.org,2002:str"
-_RESOLVER = yaml.resolver.Resolver()
+# index -----------------------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> str | None:
-    """A scalar or a list of scalars that YAML writes as is, written the same way; else None.
-
-    Type names, codes and statuses are nearly every condition, and the
-    emitter costs tens of microseconds a call; anything that might need
-    quoting is left to it.
-    """
-    if isinstance(value, list):
-        items = [_plain(v) for v in value]
-        if not items or None in items:
-            return None
-        return "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if (
-        isinstance(value, str)
-        and _PLAIN_WORD.match(value)
-        and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
-    ):
-        return value
-    return None
+def index_stage(c: Compilation) -> Compilation:
+    return dataclasses.replace(c, index=RuleIndex(c.rules))
 
 
-def _text(key: str, value: Any) -> str:
-    """Canonical rule text for a condition, in YAML flow style (`type: [a, b]`)."""
-    value = _unwrap(value)
-    if (plain := _plain(value)) is not None:
-        return f"{key}: {plain}"
-    rendered = yaml.dump(
-        value, Dumper=_Dumper, default_flow_style=True, width=10**9, sort_keys=False
-    ).strip()
-    rendered = rendered.removesuffix("\n...").removesuffix("...").strip()
-    return f"{key}: {rendered}"
+STAGES: tuple[tuple[str, Stage], ...] = (
+    ("catalog", catalog_stage),
+    ("rule_ids", rule_ids_stage),
+    ("rules", rules_stage),
+    ("index", index_stage),
+)
+"""The compiler, in order; each stage sees what the ones before it built."""

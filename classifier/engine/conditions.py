@@ -1,20 +1,25 @@
-"""The compiled conditions a rule is made of.
+"""The compiled conditions a rule is made of: a closed union of plain data.
 
-Each condition tests one thing about a descriptor (or a cause) and renders
-itself back as canonical rule text, which explain output and diagnostics
-show; `observed` says what it found instead, for explain's near misses.
-Conditions are built by the compiler; the engine only calls `holds`.
+Each kind tests one thing about a descriptor (or, inside `cause`, a cause)
+and carries its canonical rule text (`http_status: 429`) for explain and
+diagnostics. Everything done *with* conditions is a function that matches
+over `Condition` and ends in `assert_never`: the test itself (`_predicate`,
+built once into `holds`), precedence weight, the compiler's cost order, the
+index key, explain's `observed`, and the linter's and witness builder's
+analyses. Adding a kind to the union therefore fails `mypy --strict` at
+every analysis that does not handle it yet.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import Any, Protocol
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Protocol, assert_never, cast
 
 from classifier.engine.literals import NONE as NO_LITERALS
 from classifier.engine.literals import Literals
-from classifier.taxonomy import GRPC_CODE_NAMES
 
 
 class Subject(Protocol):
@@ -32,88 +37,38 @@ class Subject(Protocol):
     def message(self) -> str: ...
 
 
-class Condition(ABC):
-    """One test a rule makes; `text` is its canonical rule text (`http_status: 429`)."""
-
-    __slots__ = ("key", "text")
-
-    def __init__(self, key: str, text: str) -> None:
-        self.key = key
-        self.text = text
-
-    @abstractmethod
-    def holds(self, subject: Any) -> bool:
-        """Whether the condition holds for a descriptor (or, inside `cause`, a cause)."""
-
-    @abstractmethod
-    def observed(self, subject: Any) -> str:
-        """What the subject has where this condition looks (`http_status is 503`)."""
-
-    @property
-    def weight(self) -> int:
-        """How many conditions this counts as for precedence."""
-        return 1
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.text}>"
+Test = Callable[[Any], bool]
 
 
-class TypeIs(Condition):
+@dataclass(frozen=True, slots=True, eq=False)
+class _Compiled:
+    """What every condition carries beside its values: `holds`, its test, built once."""
+
+    holds: Test = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "holds", _predicate(cast(Condition, self)))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TypeIs(_Compiled):
     """The subject's type, or one of its supertypes, is one of `names`."""
 
-    __slots__ = ("names",)
-
-    def __init__(self, names: frozenset[str], text: str) -> None:
-        super().__init__("type", text)
-        self.names = names
-
-    def depth(self, chain: tuple[str, ...]) -> int | None:
-        """How far up the chain the nearest named type is (0 = the own type); None if absent."""
-        for i, name in enumerate(chain):
-            if name in self.names:
-                return i
-        return None
-
-    def holds(self, subject: Subject) -> bool:
-        return not self.names.isdisjoint(subject.chain)
-
-    def observed(self, subject: Subject) -> str:
-        chain = subject.chain
-        if len(chain) == 1:
-            return f"the type is {chain[0]}, with no supertypes"
-        return f"the type is {chain[0]}, supertypes {', '.join(chain[1:])}"
+    names: frozenset[str]
+    text: str
 
 
-class FieldIn(Condition):
+@dataclass(frozen=True, slots=True, eq=False)
+class FieldIn(_Compiled):
     """A plain field of the subject (status, code, origin, ...) is one of `values`."""
 
-    __slots__ = ("field", "values")
-
-    def __init__(self, key: str, field: str, values: frozenset[Any], text: str) -> None:
-        super().__init__(key, text)
-        self.field = field
-        self.values = values
-
-    def holds(self, subject: Any) -> bool:
-        return getattr(subject, self.field) in self.values
-
-    def observed(self, subject: Any) -> str:
-        value = getattr(subject, self.field)
-        if value is None or value == "" or getattr(value, "name", None) == "unspecified":
-            return f"{self.field} is not set"
-        if self.field == "grpc_status":
-            return f"{self.field} is {GRPC_CODE_NAMES.get(value, value)}"
-        if self.field == "origin":
-            return f"{self.field} is {value.name}"
-        return (
-            f"{self.field} is {value!r}" if isinstance(value, str) else f"{self.field} is {value}"
-        )
+    field: str
+    values: frozenset[Any]
+    text: str
 
 
-class MessageMatches(Condition):
+@dataclass(frozen=True, slots=True, eq=False)
+class MessageMatches(_Compiled):
     """The message contains a match of an RE2 pattern (compiled once, by the compiler).
 
     `literals` are runs every match contains (see `classifier.engine.literals`):
@@ -122,70 +77,79 @@ class MessageMatches(Condition):
     costs the wrapper one more call into RE2 to map offsets back.
     """
 
-    __slots__ = ("literals", "pattern")
-
-    def __init__(self, pattern: Any, text: str, literals: Literals = NO_LITERALS) -> None:
-        super().__init__("message", text)
-        self.pattern = pattern
-        self.literals = literals
-
-    def holds(self, subject: Subject) -> bool:
-        message = subject.message
-        if self.literals.runs and not self.literals.present(message):
-            return False
-        return self.pattern.search(message.encode()) is not None
-
-    def observed(self, subject: Subject) -> str:
-        message = subject.message
-        if not message:
-            return "the message is empty"
-        shown = message if len(message) <= 80 else message[:77] + "..."
-        return f"the message is {shown!r}"
+    pattern: Any
+    text: str
+    literals: Literals = NO_LITERALS
 
 
-class AttributeIs(Condition):
+@dataclass(frozen=True, slots=True, eq=False)
+class AttributeIs(_Compiled):
     """An attribute is present with one of the given values."""
 
-    __slots__ = ("name", "values")
-
-    def __init__(self, name: str, values: frozenset[str], text: str) -> None:
-        super().__init__("attributes", text)
-        self.name = name
-        self.values = values
-
-    def holds(self, subject: Any) -> bool:
-        attributes: Mapping[str, str] = subject.attributes
-        return attributes.get(self.name) in self.values
-
-    def observed(self, subject: Any) -> str:
-        value = subject.attributes.get(self.name)
-        return (
-            f"attribute {self.name} is not set"
-            if value is None
-            else (f"attribute {self.name} is {value!r}")
-        )
+    name: str
+    values: frozenset[str]
+    text: str
 
 
-class CauseMatches(Condition):
+@dataclass(frozen=True, slots=True, eq=False)
+class CauseMatches(_Compiled):
     """Some cause in the chain satisfies every one of `conditions`."""
 
-    __slots__ = ("conditions",)
+    conditions: tuple[Condition, ...]
+    text: str
 
-    def __init__(self, conditions: tuple[Condition, ...], text: str) -> None:
-        super().__init__("cause", text)
-        self.conditions = conditions
 
-    @property
-    def weight(self) -> int:
-        return sum(c.weight for c in self.conditions)
+Condition = TypeIs | FieldIn | MessageMatches | AttributeIs | CauseMatches
+"""Every kind of condition. Analyses match over it and end in `assert_never`."""
 
-    def holds(self, subject: Any) -> bool:
-        return any(all(c.holds(cause) for c in self.conditions) for cause in subject.causes)
 
-    def observed(self, subject: Any) -> str:
-        causes = subject.causes
-        if not causes:
-            return "the descriptor has no causes"
-        nearest = max(causes, key=lambda c: sum(cond.holds(c) for cond in self.conditions))
-        failed = next(cond for cond in self.conditions if not cond.holds(nearest))
-        return f"the nearest cause, {nearest.type}, fails {failed.text}: {failed.observed(nearest)}"
+def _predicate(c: Condition) -> Test:
+    """The compiled test for a condition, closed over its values: the engine's hot path."""
+    match c:
+        case TypeIs(names=names):
+            return lambda s: not names.isdisjoint(s.chain)
+        case FieldIn(field=name, values=values):
+            get = attrgetter(name)
+            return lambda s: get(s) in values
+        case MessageMatches(pattern=pattern, literals=literals):
+            search = pattern.search
+            present = literals.present if literals.runs else None
+
+            def matches(s: Any) -> bool:
+                message: str = s.message
+                if present is not None and not present(message):
+                    return False
+                return search(message.encode()) is not None
+
+            return matches
+        case AttributeIs(name=name, values=values):
+            return lambda s: _attribute(s.attributes, name) in values
+        case CauseMatches(conditions=inner):
+            tests = tuple(i.holds for i in inner)
+            return lambda s: any(all(t(cause) for t in tests) for cause in s.causes)
+        case _:
+            assert_never(c)
+
+
+def _attribute(attributes: Mapping[str, str], name: str) -> str | None:
+    return attributes.get(name)
+
+
+def weight(c: Condition) -> int:
+    """How many conditions this counts as for precedence (a cause, as many as it holds)."""
+    match c:
+        case TypeIs() | FieldIn() | MessageMatches() | AttributeIs():
+            return 1
+        case CauseMatches(conditions=inner):
+            return sum(weight(i) for i in inner)
+        case _:
+            assert_never(c)
+
+
+def type_depth(c: TypeIs, chain: tuple[str, ...]) -> int | None:
+    """How far up the chain the nearest named type is (0 = the own type); None if absent."""
+    names = c.names
+    for i, name in enumerate(chain):
+        if name in names:
+            return i
+    return None

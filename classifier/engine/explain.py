@@ -1,22 +1,23 @@
 """Explain a classification: run the engine with a tracer, and render what it saw.
 
-Used by `classifier explain`, `classifier classify --explain`, and the gRPC
-`explain` flag, so all three say the same thing.
+Used by `classifier explain`, `classifier classify --explain`, the gRPC
+`explain` flag and the regression runner's failure report, so all of them
+say the same thing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Sequence
 
-import yaml
-
-from classifier.answer import Classification
+from classifier.answer import Classification, NearMiss
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.engine.trace import ExplainTracer
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin, UnknownReason
+from classifier.source.descriptor_file import render_descriptor
+from classifier.taxonomy import UnknownReason
+from classifier.text import and_list, depth_phrase, plural
 
 
 def explain(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
@@ -24,41 +25,6 @@ def explain(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
     tracer = ExplainTracer(descriptor=descriptor)
     result = classify(ruleset, descriptor, tracer)
     return dataclasses.replace(result, explanation=tracer.explanation)
-
-
-def descriptor_dict(d: Descriptor) -> dict[str, Any]:
-    """The normalised descriptor in the descriptor-file shape, empty fields left out."""
-
-    def subject(s: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": s.type}
-        if s.supertypes:
-            out["supertypes"] = list(s.supertypes)
-        if s.http_status is not None:
-            out["http_status"] = s.http_status
-        if s.grpc_status is not None:
-            out["grpc_status"] = GRPC_CODE_NAMES[s.grpc_status]
-        if s.code:
-            out["code"] = s.code
-        if s.message:
-            out["message"] = s.message
-        return out
-
-    out = subject(d)
-    if d.origin is not Origin.unspecified:
-        out["origin"] = d.origin.name
-    for key in ("language", "provider"):
-        if value := getattr(d, key):
-            out[key] = value
-    if d.attributes:
-        out["attributes"] = dict(d.attributes)
-    if d.causes:
-        out["causes"] = [subject(c) for c in d.causes]
-    return out
-
-
-def plural(count: int, noun: str) -> str:
-    """`1 rule`, `2 rules`: a count with its noun, as every report writes one."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def render_classification(c: Classification) -> str:
@@ -88,42 +54,6 @@ _STEPS = {
 }
 
 
-def _flow(value: Any) -> str:
-    """A value as one line of YAML flow style, quoted only where YAML needs it."""
-    text = yaml.safe_dump(
-        value, default_flow_style=True, width=10**9, allow_unicode=True, sort_keys=False
-    )
-    return text.strip().removesuffix("...").strip()
-
-
-def render_descriptor(d: Descriptor, indent: str = "") -> list[str]:
-    """The normalised descriptor as YAML lines, one per field and one per cause.
-
-    Valid YAML in the descriptor-file shape, so it can be copied into a case
-    file or fed back to `classifier explain`.
-    """
-    lines = []
-    for key, value in descriptor_dict(d).items():
-        if key == "causes":
-            lines.append(f"{indent}causes:")
-            lines += [f"{indent}  - {_flow(cause)}" for cause in value]
-        else:
-            lines.append(f"{indent}{key}: {_flow(value)}")
-    return lines
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _depth_label(depth: int) -> str:
-    if depth < 0:
-        return "no type condition"
-    if depth == 0:
-        return "own type"
-    return f"supertype {depth} step{'s' if depth > 1 else ''} up"
-
-
 def render_explanation(descriptor: Descriptor, c: Classification) -> str:
     """The whole explanation: descriptor, answer, matches, why the winner won, near misses.
 
@@ -146,7 +76,7 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
             verdict = f"{m.class_name}/{m.effect}" if m.effect else m.class_name
             lines += [
                 f"  {i}. {m.rule_id} -> {verdict}  {m.location}",
-                f"     {_depth_label(m.type_depth)}, {plural(m.condition_count, 'condition')}, "
+                f"     {depth_phrase(m.type_depth)}, {plural(m.condition_count, 'condition')}, "
                 f"priority {m.priority}",
                 *(f"     held: {cond}" for cond in m.conditions),
             ]
@@ -164,22 +94,29 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
         first = tied[0]
         lines += [
             "",
-            f"conflict: {_and(tied_ids)} tie at every precedence step "
-            f"({_depth_label(first.type_depth)}, {plural(first.condition_count, 'condition')}, "
+            f"conflict: {and_list(tied_ids)} tie at every precedence step "
+            f"({depth_phrase(first.type_depth)}, {plural(first.condition_count, 'condition')}, "
             f"priority {first.priority}) and disagree, so the answer is Unknown:",
             *(f"  {m.rule_id} says {m.class_name}/{m.effect}" for m in tied),
             "  to settle it, add a condition to one of them or give one a priority",
         ]
     if e.near_misses:
-        lines += ["", "near misses (closest first):"]
-        for n in e.near_misses:
-            lines.append(f"  {n.rule_id} -> {n.class_name}  {n.location}")
-            lines += [f"     held:   {cond}" for cond in n.held_conditions]
-            observed = n.observed or ("",) * len(n.failed_conditions)
-            lines += [
-                f"     failed: {cond}" + (f"  ({seen})" if seen else "")
-                for cond, seen in zip(n.failed_conditions, observed, strict=True)
-            ]
+        lines += ["", "near misses (closest first):", *near_miss_lines(e.near_misses, "  ")]
     elif not e.matches:
         lines += ["", "near misses: none (no rule had any condition hold)"]
     return "\n".join(lines)
+
+
+def near_miss_lines(near_misses: Sequence[NearMiss], indent: str) -> list[str]:
+    """Each near miss: the rule, the conditions that held, and those that failed with what
+    the descriptor had there instead."""
+    lines = []
+    for n in near_misses:
+        lines.append(f"{indent}{n.rule_id} -> {n.class_name}  {n.location}")
+        lines += [f"{indent}   held:   {cond}" for cond in n.held_conditions]
+        observed = n.observed or ("",) * len(n.failed_conditions)
+        lines += [
+            f"{indent}   failed: {cond}" + (f"  ({seen})" if seen else "")
+            for cond, seen in zip(n.failed_conditions, observed, strict=True)
+        ]
+    return lines

@@ -18,9 +18,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, assert_never
 
-from classifier.engine.conditions import Condition, FieldIn, TypeIs
+from classifier.engine.conditions import (
+    AttributeIs,
+    CauseMatches,
+    Condition,
+    FieldIn,
+    MessageMatches,
+    TypeIs,
+)
 
 INDEXED_FIELDS = ("code", "grpc_status", "http_status", "provider", "origin", "language")
 SPLIT_AT = 8
@@ -104,7 +111,22 @@ class RuleIndex(Generic[R]):
 
 
 def _plain(conditions: tuple[Condition, ...]) -> dict[str, FieldIn]:
-    return {c.field: c for c in conditions if isinstance(c, FieldIn) and c.field in INDEXED_FIELDS}
+    """The conditions a bucket can be split by: plain fields among INDEXED_FIELDS."""
+    out: dict[str, FieldIn] = {}
+    for c in conditions:
+        if (key := _index_key(c)) is not None:
+            out[key.field] = key
+    return out
+
+
+def _index_key(c: Condition) -> FieldIn | None:
+    match c:
+        case FieldIn(field=name):
+            return c if name in INDEXED_FIELDS else None
+        case TypeIs() | MessageMatches() | AttributeIs() | CauseMatches():
+            return None
+        case _:
+            assert_never(c)
 
 
 def _split_keys(rules: Sequence[R]) -> dict[int, FieldIn]:

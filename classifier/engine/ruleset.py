@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from classifier.answer import Action, Classification
-from classifier.engine.conditions import Condition, TypeIs
+from classifier.engine.conditions import Condition, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
@@ -72,7 +72,7 @@ class CompiledRule:
         """
         if self.type_condition is None:
             return UNTYPED_DEPTH
-        return self.type_condition.depth(chain)
+        return type_depth(self.type_condition, chain)
 
     def rank(self, depth: int) -> tuple[int, int, int]:
         """Precedence key: smaller wins (nearer type, then more conditions, then priority)."""

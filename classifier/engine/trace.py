@@ -10,11 +10,20 @@ There is no second engine: explain is the normal engine with a tracer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
-from classifier.answer import Explanation, NearMiss, PrecedenceDecision, RuleMatch
-from classifier.engine.conditions import Condition
+from classifier.answer import NO_TYPE_DEPTH, Explanation, NearMiss, PrecedenceDecision, RuleMatch
+from classifier.engine.conditions import (
+    AttributeIs,
+    CauseMatches,
+    Condition,
+    FieldIn,
+    MessageMatches,
+    TypeIs,
+)
 from classifier.engine.ruleset import UNTYPED_DEPTH, CompiledRule, Match
+from classifier.taxonomy import GRPC_CODE_NAMES
+from classifier.text import depth_phrase
 
 NEAR_MISSES = 3
 
@@ -82,7 +91,7 @@ class ExplainTracer:
                 tuple(c.text for c in failed),
                 len(held),
                 tuple(c.text for c in held),
-                tuple(c.observed(d) for c in failed) if d is not None else (),
+                tuple(observed(c, d) for c in failed) if d is not None else (),
             )
             for *_, rule, failed, held in scored[: self.limit]
         )
@@ -95,7 +104,7 @@ def _rule_match(m: Match) -> RuleMatch:
         location=str(rule.location),
         class_name=rule.outcome.error_class.name,
         conditions=tuple(c.text for c in rule.all_conditions),
-        type_depth=-1 if m.depth == UNTYPED_DEPTH else m.depth,
+        type_depth=shown_depth(m.depth),
         condition_count=rule.condition_count,
         priority=rule.priority,
         effect=rule.outcome.effect.label,
@@ -122,21 +131,14 @@ def _decisions(
     return tuple(_decision(winner, m) for m in ordered if m is not winner)
 
 
-def _depth_text(depth: int) -> str:
-    if depth == UNTYPED_DEPTH:
-        return "has no type condition"
-    if depth == 0:
-        return "matches the descriptor's own type"
-    return f"matches a supertype {depth} step{'s' if depth > 1 else ''} up"
-
-
 def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
     w, l_ = winner.rule, loser.rule
     if winner.depth != loser.depth:
         return PrecedenceDecision(
             l_.id,
             "type_depth",
-            f"{w.id} {_depth_text(winner.depth)}; {l_.id} {_depth_text(loser.depth)}",
+            f"{w.id} {depth_phrase(shown_depth(winner.depth), sentence=True)}; "
+            f"{l_.id} {depth_phrase(shown_depth(loser.depth), sentence=True)}",
         )
     if w.condition_count != l_.condition_count:
         return PrecedenceDecision(
@@ -159,3 +161,50 @@ def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
         f"{w.outcome.error_class.name}/{w.outcome.effect.label}; "
         f"{w.id} comes first in ruleset order",
     )
+
+
+def shown_depth(depth: int) -> int:
+    """The engine's type depth as answers show it (NO_TYPE_DEPTH for an untyped rule)."""
+    return NO_TYPE_DEPTH if depth == UNTYPED_DEPTH else depth
+
+
+def observed(c: Condition, subject: Any) -> str:
+    """What the subject has where a condition looks (`http_status is 503`), for near misses."""
+    match c:
+        case TypeIs():
+            chain = subject.chain
+            if len(chain) == 1:
+                return f"the type is {chain[0]}, with no supertypes"
+            return f"the type is {chain[0]}, supertypes {', '.join(chain[1:])}"
+        case FieldIn(field=name):
+            value = getattr(subject, name)
+            if value is None or value == "" or getattr(value, "name", None) == "unspecified":
+                return f"{name} is not set"
+            if name == "grpc_status":
+                return f"{name} is {GRPC_CODE_NAMES.get(value, value)}"
+            if name == "origin":
+                return f"{name} is {value.name}"
+            return f"{name} is {value!r}" if isinstance(value, str) else f"{name} is {value}"
+        case MessageMatches():
+            message = subject.message
+            if not message:
+                return "the message is empty"
+            shown = message if len(message) <= 80 else message[:77] + "..."
+            return f"the message is {shown!r}"
+        case AttributeIs(name=name):
+            value = subject.attributes.get(name)
+            return (
+                f"attribute {name} is not set"
+                if value is None
+                else f"attribute {name} is {value!r}"
+            )
+        case CauseMatches(conditions=inner):
+            causes = subject.causes
+            if not causes:
+                return "the descriptor has no causes"
+            nearest = max(causes, key=lambda cause: sum(i.holds(cause) for i in inner))
+            failed = next(i for i in inner if not i.holds(nearest))
+            seen = observed(failed, nearest)
+            return f"the nearest cause, {nearest.type}, fails {failed.text}: {seen}"
+        case _:
+            assert_never(c)

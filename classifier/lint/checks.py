@@ -33,6 +33,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import assert_never
 
 from classifier.codes import LINT_CODES, Code
 from classifier.descriptor import Descriptor
@@ -45,12 +46,12 @@ from classifier.engine.conditions import (
     TypeIs,
 )
 from classifier.engine.evaluate import classify, ranked_matches
-from classifier.engine.explain import plural
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
 from classifier.lint.witness import WitnessBuilder, compatible, plain_values, witness_text
 from classifier.location import Location
 from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
+from classifier.text import plural
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
 
@@ -288,11 +289,20 @@ def _shadow(w: CompiledRule, r: CompiledRule, witness: Descriptor) -> Diagnostic
 
 
 def _key(condition: Condition) -> str:
-    if isinstance(condition, FieldIn):
-        return condition.field
-    if isinstance(condition, AttributeIs):
-        return f"attributes.{condition.name}"
-    return condition.key
+    """The key of a rule's `when` a condition tests (`attributes.<name>` per attribute)."""
+    match condition:
+        case TypeIs():
+            return "type"
+        case FieldIn(field=name):
+            return name
+        case MessageMatches():
+            return "message"
+        case AttributeIs(name=name):
+            return f"attributes.{name}"
+        case CauseMatches():
+            return "cause"
+        case _:
+            assert_never(condition)
 
 
 def _signature(conditions: Iterable[Condition]) -> object:
@@ -311,19 +321,22 @@ def _covers(wide: Sequence[Condition], narrow: Sequence[Condition]) -> bool:
 
 
 def _implies(narrow: Condition | None, wide: Condition) -> bool:
-    if narrow is None:
-        return False
-    if isinstance(wide, TypeIs) and isinstance(narrow, TypeIs):
-        return narrow.names <= wide.names
-    if isinstance(wide, FieldIn) and isinstance(narrow, FieldIn):
-        return narrow.values <= wide.values
-    if isinstance(wide, AttributeIs) and isinstance(narrow, AttributeIs):
-        return narrow.values <= wide.values
-    if isinstance(wide, MessageMatches) and isinstance(narrow, MessageMatches):
-        return bool(narrow.pattern.pattern == wide.pattern.pattern)
-    if isinstance(wide, CauseMatches) and isinstance(narrow, CauseMatches):
-        return _covers(wide.conditions, narrow.conditions)
-    return False
+    """Whether `wide` holds wherever `narrow` (the same key's condition, if any) holds."""
+    match wide:
+        case TypeIs(names=names):
+            return isinstance(narrow, TypeIs) and narrow.names <= names
+        case FieldIn(values=values):
+            return isinstance(narrow, FieldIn) and narrow.values <= values
+        case AttributeIs(values=values):
+            return isinstance(narrow, AttributeIs) and narrow.values <= values
+        case MessageMatches(pattern=pattern):
+            return isinstance(narrow, MessageMatches) and bool(
+                narrow.pattern.pattern == pattern.pattern
+            )
+        case CauseMatches(conditions=inner):
+            return isinstance(narrow, CauseMatches) and _covers(inner, narrow.conditions)
+        case _:
+            assert_never(wide)
 
 
 def _first(
@@ -371,7 +384,7 @@ def _message_only(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
         message = _message_condition(rule.conditions)
         if message is None or _structural(rule.all_conditions):
             continue
-        key = "message" if isinstance(message, MessageMatches) else "cause"
+        key = _key(message)
         yield _Finding(
             _warning(
                 Code.message_only_rule,
@@ -386,22 +399,39 @@ def _message_only(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
 
 
 def _message_condition(conditions: Iterable[Condition]) -> Condition | None:
-    for c in conditions:
-        if isinstance(c, MessageMatches):
-            return c
-        if isinstance(c, CauseMatches) and _message_condition(c.conditions) is not None:
-            return c
-    return None
+    """The first condition that tests message text, itself or through a cause."""
+    return next((c for c in conditions if _tests_message(c)), None)
+
+
+def _tests_message(c: Condition) -> bool:
+    match c:
+        case MessageMatches():
+            return True
+        case CauseMatches(conditions=inner):
+            return _message_condition(inner) is not None
+        case TypeIs() | FieldIn() | AttributeIs():
+            return False
+        case _:
+            assert_never(c)
 
 
 def _structural(conditions: Iterable[Condition]) -> bool:
     """Whether a type, status or code (on the descriptor or a cause) takes part."""
-    return any(
-        isinstance(c, TypeIs)
-        or (isinstance(c, FieldIn) and c.field in _STRUCTURAL_FIELDS)
-        or (isinstance(c, CauseMatches) and _structural(c.conditions))
-        for c in conditions
-    )
+    return any(_is_structural(c) for c in conditions)
+
+
+def _is_structural(c: Condition) -> bool:
+    match c:
+        case TypeIs():
+            return True
+        case FieldIn(field=name):
+            return name in _STRUCTURAL_FIELDS
+        case CauseMatches(conditions=inner):
+            return _structural(inner)
+        case MessageMatches() | AttributeIs():
+            return False
+        case _:
+            assert_never(c)
 
 
 def _structural_hint(text: str) -> str:

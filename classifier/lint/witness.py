@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
 from classifier.engine.conditions import (
@@ -31,10 +31,10 @@ from classifier.engine.conditions import (
     MessageMatches,
     TypeIs,
 )
-from classifier.engine.explain import descriptor_dict
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.lint import patterns
+from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import Origin
 
 FRESH_TYPE = "lint.Witness"
@@ -61,21 +61,22 @@ class _Constraints:
     satisfiable: bool = True
 
     def add(self, condition: Condition) -> None:
-        if isinstance(condition, TypeIs):
-            self.types = _meet(self.types, condition.names)
-            self.satisfiable &= bool(self.types)
-        elif isinstance(condition, FieldIn):
-            values = _meet(self.fields.get(condition.field), condition.values)
-            self.fields[condition.field] = values
-            self.satisfiable &= bool(values)
-        elif isinstance(condition, AttributeIs):
-            texts = _meet(self.attributes.get(condition.name), condition.values)
-            self.attributes[condition.name] = texts
-            self.satisfiable &= bool(texts)
-        elif isinstance(condition, MessageMatches):
-            self.messages.append(condition.pattern)
-        elif isinstance(condition, CauseMatches):
-            self.causes.append(condition)
+        match condition:
+            case TypeIs(names=names):
+                self.types = _meet(self.types, names)
+                self.satisfiable &= bool(self.types)
+            case FieldIn(field=name, values=values):
+                self.fields[name] = _meet(self.fields.get(name), values)
+                self.satisfiable &= bool(self.fields[name])
+            case AttributeIs(name=name, values=values):
+                self.attributes[name] = _meet(self.attributes.get(name), values)
+                self.satisfiable &= bool(self.attributes[name])
+            case MessageMatches(pattern=pattern):
+                self.messages.append(pattern)
+            case CauseMatches():
+                self.causes.append(condition)
+            case _:
+                assert_never(condition)
 
 
 def _meet(known: frozenset[Any] | None, values: frozenset[Any]) -> frozenset[Any]:
@@ -93,12 +94,17 @@ def plain_values(rule: CompiledRule) -> dict[str, frozenset[Any]]:
     """A rule's value sets by key (`type`, each plain field, `attributes.<name>`)."""
     out: dict[str, frozenset[Any]] = {}
     for c in rule.all_conditions:
-        if isinstance(c, TypeIs):
-            out["type"] = c.names
-        elif isinstance(c, FieldIn):
-            out[c.field] = c.values
-        elif isinstance(c, AttributeIs):
-            out[f"attributes.{c.name}"] = c.values
+        match c:
+            case TypeIs(names=names):
+                out["type"] = names
+            case FieldIn(field=name, values=values):
+                out[name] = values
+            case AttributeIs(name=name, values=values):
+                out[f"attributes.{name}"] = values
+            case MessageMatches() | CauseMatches():
+                pass
+            case _:
+                assert_never(c)
     return out
 
 
@@ -129,18 +135,21 @@ class WitnessBuilder:
         self.fresh_cause_type = _fresh(FRESH_CAUSE_TYPE, names)
 
     def _count(self, condition: Condition, scope: str, names: set[str]) -> None:
-        if isinstance(condition, TypeIs):
-            names.update(condition.names)
-            self.popularity.update((f"{scope}type", n) for n in condition.names)
-        elif isinstance(condition, FieldIn):
-            self.popularity.update((scope + condition.field, v) for v in condition.values)
-        elif isinstance(condition, AttributeIs):
-            self.popularity.update(
-                (f"{scope}attributes.{condition.name}", v) for v in condition.values
-            )
-        elif isinstance(condition, CauseMatches):
-            for inner in condition.conditions:
-                self._count(inner, "cause.", names)
+        match condition:
+            case TypeIs(names=listed):
+                names.update(listed)
+                self.popularity.update((f"{scope}type", n) for n in listed)
+            case FieldIn(field=name, values=values):
+                self.popularity.update((scope + name, v) for v in values)
+            case AttributeIs(name=name, values=values):
+                self.popularity.update((f"{scope}attributes.{name}", v) for v in values)
+            case CauseMatches(conditions=inner):
+                for c in inner:
+                    self._count(c, "cause.", names)
+            case MessageMatches():
+                pass
+            case _:
+                assert_never(condition)
 
     def _ordered(self, key: str, values: frozenset[Any]) -> list[Any]:
         return sorted(values, key=lambda v: (self.popularity[(key, v)], _sort_key(v)))

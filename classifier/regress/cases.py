@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from classifier.codes import Code
 from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, Diagnostic, sorted_diagnostics
 from classifier.location import Location
-from classifier.source.documents import DescriptorDoc, parse_class
+from classifier.source.descriptor_file import DescriptorDoc
+from classifier.source.documents import Doc, parse_class, parsed_as
 from classifier.source.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
 from classifier.source.yamlsource import Positions, read_yaml_file
 from classifier.taxonomy import ErrorClass
@@ -36,28 +37,18 @@ from classifier.taxonomy import ErrorClass
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-
-class WantDoc(_Doc):
+class WantDoc(Doc):
     """What a case expects; only `class` is required, the rest is checked when given."""
 
-    class_: Annotated[str, Field(alias="class")]
+    class_: Annotated[ErrorClass, parsed_as(str, parse_class), Field(alias="class")]
     rule: str | None = None
     effect: Literal["fail", "pause", "continue", "unspecified"] | None = None
     action: str | None = None
     retryable: bool | None = None
     unknown_reason: Literal["no_match", "conflict"] | None = None
 
-    @field_validator("class_")
-    @classmethod
-    def _class(cls, value: str) -> str:
-        parse_class(value)
-        return value
 
-
-class CaseDoc(_Doc):
+class CaseDoc(Doc):
     """One case as written."""
 
     note: Annotated[str, Field(min_length=1)]
@@ -66,7 +57,7 @@ class CaseDoc(_Doc):
     todo: Annotated[str, Field(min_length=1)] | None = None
 
 
-class CaseFileHeadDoc(_Doc):
+class CaseFileHeadDoc(Doc):
     """The file around the cases; the cases themselves are validated one by one."""
 
     rules: Annotated[str, Field(min_length=1)] | None = None
@@ -244,7 +235,7 @@ def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list
         notes[doc.note] = where
         w = doc.want
         want = Want(
-            error_class=parse_class(w.class_),
+            error_class=w.class_,
             rule=w.rule,
             effect=w.effect,
             action=w.action,

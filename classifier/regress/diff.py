@@ -16,10 +16,10 @@ from typing import Any
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import descriptor_dict
 from classifier.engine.ruleset import Ruleset
 from classifier.regress.corpus import Entry
 from classifier.regress.runner import observed
+from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 
 COMPARED = ("class", "effect", "action", "rule", "retryable", "unknown_reason")

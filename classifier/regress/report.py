@@ -12,6 +12,7 @@ from typing import Any
 
 from classifier.answer import classification_dict
 from classifier.regress.runner import CaseResult, Coverage, Report, Status, class_order
+from classifier.text import github_annotation
 
 LABELS = {
     Status.failed: "FAIL",
@@ -163,40 +164,23 @@ def render_json(report: Report, *, coverage: bool) -> str:
     return json.dumps(data, indent=2)
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def annotation(level: str, location: Any, title: str, message: str) -> str:
-    """A GitHub Actions workflow command that marks a line of a file in the pull request."""
-    props = [f"file={_escape_property(location.file)}"]
-    if location.line:
-        props += [f"line={location.line}", f"col={location.column}"]
-    props.append(f"title={_escape_property(title)}")
-    return f"::{level} {','.join(props)}::{_escape_data(message)}"
-
-
 def render_github(report: Report, *, coverage: bool) -> str:
     lines = []
     for p in report.problems:
         if not p.diagnostics:
-            lines.append(annotation("error", p.location, p.summary, p.summary))
+            lines.append(github_annotation("error", p.location, p.summary, p.summary))
         for d in p.diagnostics:
-            lines.append(annotation("error", d.location, f"{d.code}", d.message))
+            lines.append(github_annotation("error", d.location, f"{d.code}", d.message))
     for r in report.results:
         if r.status.ok:
             continue
         title = f"{LABELS[r.status]}: {r.name}"
-        lines.append(annotation("error", r.location, title, r.details or r.name))
+        lines.append(github_annotation("error", r.location, title, r.details or r.name))
     if coverage:
         for c in report.coverage():
             for rule in c.uncovered:
                 lines.append(
-                    annotation(
+                    github_annotation(
                         "warning",
                         c.locations[rule],
                         f"rule not covered: {rule}",

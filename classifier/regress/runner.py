@@ -21,7 +21,7 @@ from classifier.answer import Classification
 from classifier.codes import Code
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import explain
+from classifier.engine.explain import explain, near_miss_lines
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
@@ -135,10 +135,7 @@ def failure_details(ruleset: Ruleset, case: Case, mismatches: Sequence[Mismatch]
         lines.append("conflict: equally specific rules disagree:")
         lines += [f"  {d.reason}" for d in e.decisions]
     elif e is not None and e.near_misses:
-        lines.append("no rule matched; near misses:")
-        for n in e.near_misses:
-            lines.append(f"  {n.rule_id} -> {n.class_name} ({n.location})")
-            lines += [f"    failed: {cond}" for cond in n.failed_conditions]
+        lines += ["no rule matched; near misses:", *near_miss_lines(e.near_misses, "  ")]
     else:
         lines.append("no rule matched, and no rule came close")
     if case.want.rule and (wanted := ruleset.rule(case.want.rule)) is None:

@@ -28,9 +28,9 @@ from typing import Any
 
 from classifier.answer import Classification, classification_dict
 from classifier.descriptor import Descriptor
-from classifier.engine.explain import descriptor_dict
 from classifier.server.log import utc_time
 from classifier.server.metrics import Metrics
+from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024

@@ -16,11 +16,11 @@ import threading
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import descriptor_dict
 from classifier.server.decisions import answer_dict
 from classifier.server.holder import RulesetHolder
 from classifier.server.log import log
 from classifier.server.metrics import Metrics
+from classifier.source.descriptor_file import descriptor_dict
 
 DEFAULT_EXAMPLES = 5
 MAX_KINDS = 1000

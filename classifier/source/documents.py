@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError, core_schema
 
 from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
 
 RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
@@ -28,7 +36,9 @@ _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
 _STATUS_RANGE = re.compile(r"^(\d{3})\s*-\s*(\d{3})$")
 
 
-class _Doc(BaseModel):
+class Doc(BaseModel):
+    """Every document: unknown keys are errors, and a parsed document never changes."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
@@ -146,81 +156,115 @@ def parse_grpc_code(value: str | int) -> int:
         ) from None
 
 
-Names = Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_one_or_many)]
-Scalars = Annotated[list[str | int], BeforeValidator(_one_or_many)]
-StatusValues = Annotated[list[int | str], BeforeValidator(_one_or_many)]
-GrpcValues = Annotated[list[str | int], BeforeValidator(_one_or_many)]
-AttributeValues = Annotated[list[str | int | float | bool], BeforeValidator(_one_or_many)]
+def parsed_as(written: Any, parse: Callable[[Any], Any]) -> GetPydanticSchema:
+    """Validate a field as `written` (the YAML form, and so its JSON Schema), then keep what
+    `parse` makes of it: the compiler gets parsed values, never text to parse again."""
+    return GetPydanticSchema(
+        lambda _source, handler: core_schema.no_info_after_validator_function(
+            parse, handler.generate_schema(written)
+        )
+    )
 
 
-class CauseWhenDoc(_Doc):
-    """Conditions a cause in the chain can satisfy (the fields a Cause carries)."""
+def _statuses(values: list[int | str]) -> frozenset[int]:
+    return frozenset().union(*(parse_http_statuses(v) for v in _non_empty(values, "statuses")))
 
-    type: Names | None = None
-    http_status: StatusValues | None = None
-    grpc_status: GrpcValues | None = None
-    code: Scalars | None = None
-    message: str | None = None
 
-    @field_validator("type", "code")
-    @classmethod
-    def _not_empty(cls, values: list[Any] | None) -> list[Any] | None:
-        return None if values is None else _non_empty(values, "values")
+def _grpc_codes(values: list[str | int]) -> frozenset[int]:
+    return frozenset(parse_grpc_code(v) for v in _non_empty(values, "codes"))
 
-    @field_validator("http_status")
-    @classmethod
-    def _statuses(cls, values: list[int | str] | None) -> list[int | str] | None:
-        if values is not None:
-            for value in _non_empty(values, "statuses"):
-                parse_http_statuses(value)
-        return values
 
-    @field_validator("grpc_status")
-    @classmethod
-    def _grpc(cls, values: list[str | int] | None) -> list[str | int] | None:
-        if values is not None:
-            for value in _non_empty(values, "codes"):
-                parse_grpc_code(value)
-        return values
+def _origins(values: list[str]) -> frozenset[Origin]:
+    return frozenset(parse_origin(v) for v in _non_empty(values, "origins"))
 
-    @field_validator("message")
-    @classmethod
-    def _pattern(cls, value: str | None) -> str | None:
-        if value is not None and not value:
-            raise PydanticCustomError(Code.empty_condition, "an empty pattern matches everything")
-        return value
+
+def _texts(values: list[str | int]) -> frozenset[str]:
+    return frozenset(scalar_text(v) for v in _non_empty(values, "values"))
+
+
+def _labels(values: list[str]) -> frozenset[str]:
+    return frozenset(v.strip().lower() for v in _non_empty(values, "values"))
+
+
+def _names(values: list[str]) -> frozenset[str]:
+    return frozenset(_non_empty(values, "values"))
+
+
+def _attribute_values(
+    attributes: dict[str, list[str | int | float | bool]],
+) -> dict[str, frozenset[str]]:
+    return {name: frozenset(scalar_text(v) for v in vs) for name, vs in attributes.items()}
+
+
+def _pattern(value: str) -> str:
+    if not value:
+        raise PydanticCustomError(Code.empty_condition, "an empty pattern matches everything")
+    return value
+
+
+_Name = Annotated[str, Field(min_length=1)]
+TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), BeforeValidator(_one_or_many)]
+HttpStatuses = Annotated[
+    frozenset[int], parsed_as(list[int | str], _statuses), BeforeValidator(_one_or_many)
+]
+GrpcCodes = Annotated[
+    frozenset[int], parsed_as(list[str | int], _grpc_codes), BeforeValidator(_one_or_many)
+]
+Codes = Annotated[frozenset[str], parsed_as(list[str | int], _texts), BeforeValidator(_one_or_many)]
+Origins = Annotated[
+    frozenset[Origin], parsed_as(list[_Name], _origins), BeforeValidator(_one_or_many)
+]
+Labels = Annotated[frozenset[str], parsed_as(list[_Name], _labels), BeforeValidator(_one_or_many)]
+Pattern = Annotated[str, AfterValidator(_pattern)]
+Attributes = Annotated[
+    dict[str, frozenset[str]],
+    parsed_as(
+        dict[
+            str,
+            Annotated[list[str | int | float | bool], BeforeValidator(_one_or_many)],
+        ],
+        _attribute_values,
+    ),
+]
+
+
+class CauseWhenDoc(Doc):
+    """Conditions a cause in the chain can satisfy (the fields a Cause carries), parsed."""
+
+    type: TypeNames | None = None
+    http_status: HttpStatuses | None = None
+    grpc_status: GrpcCodes | None = None
+    code: Codes | None = None
+    message: Pattern | None = None
 
 
 class WhenDoc(CauseWhenDoc):
     """A rule's conditions; all of them must hold."""
 
-    origin: Names | None = None
-    provider: Names | None = None
-    language: Names | None = None
-    attributes: dict[str, AttributeValues] | None = None
+    origin: Origins | None = None
+    provider: Labels | None = None
+    language: Labels | None = None
+    attributes: Attributes | None = None
     cause: CauseWhenDoc | None = None
 
-    @field_validator("origin")
-    @classmethod
-    def _origins(cls, values: list[str] | None) -> list[str] | None:
-        if values is not None:
-            for value in _non_empty(values, "origins"):
-                parse_origin(value)
-        return values
 
-    @field_validator("provider", "language")
-    @classmethod
-    def _labels(cls, values: list[str] | None) -> list[str] | None:
-        return None if values is None else _non_empty(values, "values")
+def _rule_class(value: str) -> ErrorClass:
+    error_class = parse_class(value)
+    if error_class is ErrorClass.Unknown:
+        raise PydanticCustomError(
+            Code.unknown_as_rule_class,
+            "a rule cannot produce Unknown (it means no rule matched); delete the rule instead",
+        )
+    return error_class
 
 
-class RuleDoc(_Doc):
+class RuleDoc(Doc):
     """One rule as written in a rule file."""
 
     id: Annotated[str, Field(pattern=RULE_ID_PATTERN)]
     description: str = ""
     when: WhenDoc
-    class_: Annotated[str, Field(alias="class")]
+    class_: Annotated[ErrorClass, parsed_as(str, _rule_class), Field(alias="class")]
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)] | None = None
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
@@ -232,31 +276,20 @@ class RuleDoc(_Doc):
     def _lint_ignore(cls, values: list[str]) -> list[str]:
         return _lint_codes(values, RULE_LINT_CODES, "a rule")
 
-    @field_validator("class_")
-    @classmethod
-    def _class(cls, value: str) -> str:
-        parse_class(value)
-        if value == ErrorClass.Unknown.name:
-            raise PydanticCustomError(
-                Code.unknown_as_rule_class,
-                "a rule cannot produce Unknown (it means no rule matched); delete the rule instead",
-            )
-        return value
 
-
-class RuleFileDoc(_Doc):
+class RuleFileDoc(Doc):
     """A rule file: a mapping whose `rules:` key lists rules."""
 
     rules: list[RuleDoc]
 
 
-class ChangelogEntryDoc(_Doc):
+class ChangelogEntryDoc(Doc):
     version: str
     date: dt.date | None = None
     changes: list[str] = []
 
 
-class ManifestDoc(_Doc):
+class ManifestDoc(Doc):
     """`ruleset.yaml`: the ruleset's identity and which files hold its rules."""
 
     name: Annotated[str, Field(min_length=1)]
@@ -280,7 +313,7 @@ class ManifestDoc(_Doc):
         )
 
 
-class ActionDoc(_Doc):
+class ActionDoc(Doc):
     """An operator action in the catalog."""
 
     id: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
@@ -288,7 +321,7 @@ class ActionDoc(_Doc):
     runbook: str = ""
 
 
-class ClassDefaultDoc(_Doc):
+class ClassDefaultDoc(Doc):
     """What a class means for the run when a rule does not say otherwise."""
 
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
@@ -298,92 +331,22 @@ class ClassDefaultDoc(_Doc):
     """Unknown only: the action when equally specific rules disagree (default: `action`)."""
 
 
-class CatalogDoc(_Doc):
+def _class_defaults(value: dict[str, ClassDefaultDoc]) -> dict[ErrorClass, ClassDefaultDoc]:
+    defaults = {parse_class(name): default for name, default in value.items()}
+    missing = [c.name for c in ErrorClass if c not in defaults]
+    if missing:
+        raise PydanticCustomError(
+            Code.missing_class_default,
+            "every class needs a default action and effect; missing: {missing}",
+            {"missing": ", ".join(missing)},
+        )
+    return defaults
+
+
+class CatalogDoc(Doc):
     """`actions.yaml`: the action catalog and every class's defaults."""
 
     actions: list[ActionDoc]
-    classes: dict[str, ClassDefaultDoc]
-
-    @field_validator("classes")
-    @classmethod
-    def _class_names(cls, value: dict[str, ClassDefaultDoc]) -> dict[str, ClassDefaultDoc]:
-        for name in value:
-            parse_class(name)
-        missing = [c.name for c in ErrorClass if c.name not in value]
-        if missing:
-            raise PydanticCustomError(
-                Code.missing_class_default,
-                "every class needs a default action and effect; missing: {missing}",
-                {"missing": ", ".join(missing)},
-            )
-        return value
-
-
-class CauseDoc(_Doc):
-    """A cause in a descriptor file."""
-
-    type: str
-    supertypes: list[str] = []
-    http_status: int | None = None
-    grpc_status: int | str | None = None
-    code: str | int = ""
-    message: str = ""
-
-    @field_validator("grpc_status")
-    @classmethod
-    def _grpc(cls, value: int | str | None) -> int | str | None:
-        return None if value is None else parse_grpc_code(value)
-
-    def to_input(self) -> CauseInput:
-        return CauseInput(
-            type=self.type,
-            supertypes=tuple(self.supertypes),
-            http_status=self.http_status,
-            grpc_status=None if self.grpc_status is None else int(self.grpc_status),
-            code=scalar_text(self.code),
-            message=self.message,
-        )
-
-
-class DescriptorDoc(_Doc):
-    """A descriptor in a file (YAML or JSON): the proto's field names, origin in lower case,
-    gRPC codes by name or number."""
-
-    type: str
-    supertypes: list[str] = []
-    http_status: int | None = None
-    grpc_status: int | str | None = None
-    origin: str = ""
-    code: str | int = ""
-    message: str = ""
-    causes: list[CauseDoc] = []
-    language: str = ""
-    provider: str = ""
-    attributes: dict[str, str | int | float | bool] = {}
-
-    @field_validator("grpc_status")
-    @classmethod
-    def _grpc(cls, value: int | str | None) -> int | str | None:
-        return None if value is None else parse_grpc_code(value)
-
-    @field_validator("origin")
-    @classmethod
-    def _origin(cls, value: str) -> str:
-        return parse_origin(value).name if value else ""
-
-    def to_descriptor(self, field_prefix: str = "descriptor") -> Descriptor:
-        """The normalised descriptor; raises DescriptorError for out-of-range values."""
-        return build_descriptor(
-            type=self.type,
-            supertypes=self.supertypes,
-            http_status=self.http_status,
-            grpc_status=None if self.grpc_status is None else int(self.grpc_status),
-            origin=Origin[self.origin] if self.origin else Origin.unspecified,
-            code=scalar_text(self.code),
-            message=self.message,
-            causes=[c.to_input() for c in self.causes],
-            language=self.language,
-            provider=self.provider,
-            attributes={k: scalar_text(v) for k, v in self.attributes.items()},
-            field_prefix=field_prefix,
-        )
+    classes: Annotated[
+        dict[ErrorClass, ClassDefaultDoc], parsed_as(dict[str, ClassDefaultDoc], _class_defaults)
+    ]

@@ -18,7 +18,7 @@ import fnmatch
 import functools
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -53,6 +53,8 @@ class RuleSource:
     """A rule as written, with where it and each of its fields sit."""
 
     doc: RuleDoc
+    written: Mapping[str, Any]
+    """The rule's YAML value as the author wrote it: what its canonical text echoes."""
     location: Location
     positions: Positions
     path: Path_
@@ -137,10 +139,7 @@ def load_source(root: Path | str) -> RulesetSource:
             continue
         parsed = _validate(doc, RuleFileDoc, diagnostics)
         if parsed is not None:
-            rules.extend(
-                RuleSource(rule, doc.positions.value(("rules", i)), doc.positions, ("rules", i))
-                for i, rule in enumerate(parsed.rules)
-            )
+            rules.extend(_rule_source(rule, doc, i) for i, rule in enumerate(parsed.rules))
         else:
             rules.extend(_salvage_rules(doc, diagnostics))
     return RulesetSource(
@@ -259,8 +258,13 @@ def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[Rul
             rule = RuleDoc.model_validate(item)
         except ValidationError:
             continue
-        out.append(RuleSource(rule, doc.positions.value(("rules", i)), doc.positions, ("rules", i)))
+        out.append(_rule_source(rule, doc, i))
     return out
+
+
+def _rule_source(rule: RuleDoc, doc: YamlDocument, i: int) -> RuleSource:
+    path = ("rules", i)
+    return RuleSource(rule, doc.value["rules"][i], doc.positions.value(path), doc.positions, path)
 
 
 def pydantic_diagnostics(

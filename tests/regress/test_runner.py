@@ -80,8 +80,9 @@ def test_an_unexpected_unknown_shows_the_near_misses(small: Path) -> None:
     lines = r.details.splitlines()
     assert lines[0] == "class: want ProviderError, got Unknown"
     assert lines[1] == "no rule matched; near misses:"
-    assert lines[2].startswith("  http.429 -> RateLimited (")
-    assert lines[3] == "    failed: http_status: 429"
+    assert lines[2].startswith("  http.429 -> RateLimited  ")
+    assert lines[3] == "     held:   origin: provider"
+    assert lines[4] == "     failed: http_status: 429  (http_status is 503)"
 
 
 def test_a_conflict_is_explained(make_ruleset: MakeRuleset) -> None:
