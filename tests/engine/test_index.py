@@ -1,7 +1,7 @@
 """The index: crowded buckets split by a plain field so lookups stay small as rules grow.
 
 That the index is an optimisation only (the indexed engine answers exactly as
-the unindexed oracle) is the property test in tests/test_engine_oracle.py."""
+the unindexed oracle) is the property test in tests/engine/test_oracle.py."""
 
 from __future__ import annotations
 

@@ -1,0 +1,124 @@
+"""The package's layers: dependencies point one way, with no cycle, and the client stays light."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import ROOT
+
+PACKAGE = ROOT / "classifier"
+KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
+KERNEL |= {"report", "_pem"}
+LAYERS = ["kernel", "source", "engine", "lint", "regress", "server", "cli"]
+"""Each layer may import its own and those before it, never one after it."""
+MAY_ALSO = {
+    "client": {"kernel", "_proto"},
+    "server": {"client", "_proto"},
+    "cli": {"client", "_proto"},
+}
+"""The client sits beside the pipeline: it needs the kernel and the wire types only."""
+
+
+def _layer(module: str) -> str:
+    part = module.split(".")[1] if "." in module else ""
+    if part in KERNEL or module == "classifier":
+        return "kernel"
+    return part
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each classifier module and the classifier modules it imports (at any level)."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if "_proto" in parts:
+            continue
+        if parts[-1] == "__init__":
+            parts.pop()
+        module = ".".join(parts)
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.update(_module_of(node.module, a.name) for a in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        graph[module] = {m for m in found if m.startswith("classifier") and m != module}
+    return graph
+
+
+def _module_of(module: str, name: str) -> str:
+    """`from a.b import c`: the module a.b.c when there is one, else a.b."""
+    path = ROOT.joinpath(*module.split("."), name)
+    if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file():
+        return f"{module}.{name}"
+    return module
+
+
+def _target_layer(module: str) -> str:
+    return "_proto" if module.startswith("classifier._proto") else _layer(module)
+
+
+def _allowed(layer: str, target: str) -> bool:
+    if target in MAY_ALSO.get(layer, set()) or target == layer:
+        return True
+    if layer in ("client", "_proto") or target in ("client", "_proto"):
+        return False
+    return LAYERS.index(target) <= LAYERS.index(layer)
+
+
+def test_no_module_imports_a_later_layer() -> None:
+    wrong = [
+        f"{module} ({_layer(module)}) imports {other} ({_target_layer(other)})"
+        for module, imported in _imports().items()
+        if module not in ("classifier", "classifier.__main__")
+        for other in imported
+        if not _allowed(_layer(module), _target_layer(other))
+    ]
+    assert wrong == []
+
+
+def test_there_is_no_import_cycle() -> None:
+    graph = _imports()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, set())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+def test_importing_the_client_loads_no_compiler() -> None:
+    """A runtime that only calls the service pays for neither pydantic, yaml, re2 nor the engine."""
+    code = (
+        "import sys, classifier.client\n"
+        "heavy = ('pydantic', 'yaml', 're2', 'classifier.engine', 'classifier.source')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy[:3] "
+        "or m.startswith(heavy[3:])))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert run.stdout.strip() == "[]"
+
+
+def test_the_lazy_names_resolve() -> None:
+    """Every name `classifier` promises is importable from it."""
+    code = "import classifier\nfor n in classifier.__all__: getattr(classifier, n)\nprint('ok')"
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert run.stdout.strip() == "ok"
+    assert Path(PACKAGE / "__init__.py").is_file()
