@@ -41,6 +41,7 @@ class RuleMatch:
     condition_count: int
     priority: int
     effect: str = ""
+    fallback: bool = False
 
 
 @dataclass(frozen=True, slots=True)

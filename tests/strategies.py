@@ -72,6 +72,8 @@ def rules(draw: st.DrawFn, *, messages: bool = True, causes: bool = True) -> dic
         rule["effect"] = "pause"
     if draw(st.integers(0, 4)) == 0:
         rule["priority"] = 1
+    if draw(st.integers(0, 4)) == 0:
+        rule["fallback"] = True
     return rule
 
 

@@ -100,6 +100,7 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
                 condition_count=m.condition_count,
                 priority=m.priority,
                 effect=_effect_label(m.effect),
+                fallback=m.fallback,
             )
             for m in e.matches
         ),

@@ -7,7 +7,8 @@ diagnostics instead of stopping, so an author sees every problem in one run:
     catalog      action ids unique; class defaults name known actions and possible effects
     rule_ids     rule ids unique across the ruleset
     rules        action and effect resolved; conditions built; RE2 patterns compiled
-    index        candidate lookup by type name; a bucket of many rules split by a plain field
+    index        candidate lookup by type name, fallbacks apart; a bucket of many rules split
+                 by a plain field
 
 The documents arrive parsed (statuses, codes, origins and classes are values
 of the taxonomy already); a condition's canonical text echoes what the
@@ -65,6 +66,7 @@ class Compilation:
     conflict_action: Action | None = None
     rules: tuple[CompiledRule, ...] = ()
     index: RuleIndex[CompiledRule] | None = None
+    fallbacks: RuleIndex[CompiledRule] | None = None
 
 
 Stage = Callable[[Compilation], Compilation]
@@ -82,7 +84,7 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
         c = stage(c)
     errors = [d for d in c.diagnostics if d.severity is Severity.error]
     manifest = source.manifest
-    if errors or manifest is None or c.defaults is None or c.index is None:
+    if errors or manifest is None or c.defaults is None or c.index is None or c.fallbacks is None:
         raise RulesetError(errors)
     return Ruleset(
         name=manifest.name,
@@ -92,6 +94,7 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
         source=display_path(source.root),
         rules=c.rules,
         index=c.index,
+        fallbacks=c.fallbacks,
         defaults=dict(c.defaults),
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
@@ -294,6 +297,7 @@ def _rule(
         priority=doc.priority,
         order=order,
         outcome=outcome,
+        fallback=doc.fallback,
         locations={
             "when": source.at("when"),
             **{
@@ -414,7 +418,11 @@ def _unwrap(value: Any) -> Any:
 
 
 def index_stage(c: Compilation) -> Compilation:
-    return dataclasses.replace(c, index=RuleIndex(c.rules))
+    return dataclasses.replace(
+        c,
+        index=RuleIndex(r for r in c.rules if not r.fallback),
+        fallbacks=RuleIndex(r for r in c.rules if r.fallback),
+    )
 
 
 STAGES: tuple[tuple[str, Stage], ...] = (

@@ -2,12 +2,15 @@
 
 Precedence, the way exception handlers pick a handler:
 
-1. type depth: a rule matching the descriptor's own type beats one matching
+1. fallback: a rule marked `fallback` (a catch-all on an SDK's base type)
+   loses to every rule that is not, so specific evidence (a code, a status,
+   a cause) always beats it;
+2. type depth: a rule matching the descriptor's own type beats one matching
    a supertype, nearer supertypes beat farther ones, and any typed rule beats
    a rule with no type condition;
-2. condition count: among equals, the rule with more conditions wins;
-3. priority: then the higher explicit `priority`;
-4. still tied: if the tied rules agree on class and effect, the first in
+3. condition count: among equals, the rule with more conditions wins;
+4. priority: then the higher explicit `priority`;
+5. still tied: if the tied rules agree on class and effect, the first in
    ruleset order decides; if they disagree, the answer is Unknown with
    reason `conflict`, never a coin toss.
 
@@ -21,6 +24,7 @@ from collections.abc import Sequence
 
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
+from classifier.engine.index import RuleIndex
 from classifier.engine.ruleset import CompiledRule, Match, Ruleset
 from classifier.engine.trace import Tracer
 from classifier.taxonomy import UnknownReason
@@ -47,8 +51,11 @@ def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
     The same lookup and matching `classify` does, for callers (the linter)
     that need the whole ranking rather than the decision.
     """
-    matches = _matches(ruleset.index.candidates(descriptor), descriptor)
-    return sorted(matches, key=lambda m: (m.rank, m.rule.order))
+    candidates = [
+        *ruleset.index.candidates(descriptor),
+        *ruleset.fallbacks.candidates(descriptor),
+    ]
+    return sorted(_matches(candidates, descriptor), key=lambda m: (m.rank, m.rule.order))
 
 
 def classify_unindexed(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
@@ -65,7 +72,12 @@ def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:
 
 
 def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
-    """The matching rules at the nearest type depth that has any.
+    """The matching rules at the nearest type depth that has any, fallbacks only if none."""
+    return _nearest(ruleset.index, d) or _nearest(ruleset.fallbacks, d)
+
+
+def _nearest(index: RuleIndex[CompiledRule], d: Descriptor) -> list[CompiledRule]:
+    """The matching rules of one index at the nearest type depth that has any.
 
     The index hands out candidates one type of the chain at a time, own type
     first and untyped rules last, which is the order precedence ranks them
@@ -73,14 +85,14 @@ def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
     never evaluated. A rule listing two types of the chain is met again
     further up, where it matches only if it already did (and we stopped).
     """
-    by_type = ruleset.index.by_type
+    by_type = index.by_type
     for name in d.chain:
         bucket = by_type.get(name)
         if bucket is not None:
             found = [r for r in bucket.candidates(d) if _holds(r, d)]
             if found:
                 return found
-    return [r for r in ruleset.index.untyped.candidates(d) if _holds(r, d)]
+    return [r for r in index.untyped.candidates(d) if _holds(r, d)]
 
 
 def _holds(rule: CompiledRule, d: Descriptor) -> bool:

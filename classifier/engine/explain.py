@@ -47,10 +47,11 @@ def render_classification(c: Classification) -> str:
 
 
 _STEPS = {
-    "type_depth": "step 1, type depth",
-    "condition_count": "step 2, condition count",
-    "priority": "step 3, priority",
-    "order": "step 4, ruleset order",
+    "fallback": "step 1, fallback",
+    "type_depth": "step 2, type depth",
+    "condition_count": "step 3, condition count",
+    "priority": "step 4, priority",
+    "order": "step 5, ruleset order",
 }
 
 
@@ -77,7 +78,7 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
             lines += [
                 f"  {i}. {m.rule_id} -> {verdict}  {m.location}",
                 f"     {depth_phrase(m.type_depth)}, {plural(m.condition_count, 'condition')}, "
-                f"priority {m.priority}",
+                f"priority {m.priority}" + (", fallback" if m.fallback else ""),
                 *(f"     held: {cond}" for cond in m.conditions),
             ]
     else:

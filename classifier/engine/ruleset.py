@@ -16,6 +16,9 @@ from classifier.engine.index import RuleIndex
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
 
+Rank = tuple[bool, int, int, int]
+"""(fallback, type depth, -condition count, -priority): the smallest wins."""
+
 UNTYPED_DEPTH = 1_000_000
 """The type depth of a rule without a type condition: it loses to every typed rule."""
 
@@ -36,8 +39,9 @@ class CompiledRule:
 
     `type_condition` is kept apart from the other conditions because it
     decides precedence (how near the matched type is) and drives the index;
-    `conditions` are the rest, cheapest first. `locations` places each key
-    of the rule's `when` (and `when` itself) in its file, for diagnostics;
+    `conditions` are the rest, cheapest first. A `fallback` rule decides
+    only when no other rule matches. `locations` places each key of the
+    rule's `when` (and `when` itself) in its file, for diagnostics;
     `lint_ignore` lists the lint codes the author accepts for this rule.
     """
 
@@ -50,6 +54,7 @@ class CompiledRule:
     priority: int
     order: int
     outcome: Outcome
+    fallback: bool = False
     locations: Mapping[str, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
     precedence: tuple[int, int] = field(init=False, repr=False)
@@ -74,9 +79,9 @@ class CompiledRule:
             return UNTYPED_DEPTH
         return type_depth(self.type_condition, chain)
 
-    def rank(self, depth: int) -> tuple[int, int, int]:
-        """Precedence key: smaller wins (nearer type, then more conditions, then priority)."""
-        return (depth, -self.condition_count, -self.priority)
+    def rank(self, depth: int) -> Rank:
+        """Precedence key: smaller wins (not a fallback, nearer type, more conditions, priority)."""
+        return (self.fallback, depth, -self.condition_count, -self.priority)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +90,7 @@ class Match:
 
     rule: CompiledRule
     depth: int
-    rank: tuple[int, int, int]
+    rank: Rank
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,9 @@ class Ruleset:
     source: str
     rules: tuple[CompiledRule, ...]
     index: RuleIndex[CompiledRule]
+    """The rules that are not fallbacks."""
+    fallbacks: RuleIndex[CompiledRule]
+    """The fallback rules, asked only when no rule of `index` matches."""
     defaults: dict[ErrorClass, Outcome]
     conflict_action: Action
     """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""

@@ -108,6 +108,7 @@ def _rule_match(m: Match) -> RuleMatch:
         condition_count=rule.condition_count,
         priority=rule.priority,
         effect=rule.outcome.effect.label,
+        fallback=rule.fallback,
     )
 
 
@@ -133,6 +134,12 @@ def _decisions(
 
 def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
     w, l_ = winner.rule, loser.rule
+    if w.fallback != l_.fallback:
+        return PrecedenceDecision(
+            l_.id,
+            "fallback",
+            f"{l_.id} is a fallback: it decides only when no other rule matches",
+        )
     if winner.depth != loser.depth:
         return PrecedenceDecision(
             l_.id,

@@ -154,11 +154,11 @@ def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
     place in the chain, so typed rules must share a name (untyped rules tie
     with untyped rules); then they need the same condition count and priority.
     """
-    groups: dict[tuple[int, int, str | None], list[CompiledRule]] = defaultdict(list)
+    groups: dict[tuple[bool, int, int, str | None], list[CompiledRule]] = defaultdict(list)
     for rule in ruleset.rules:
         names = sorted(rule.type_condition.names) if rule.type_condition else [None]
         for name in names:
-            groups[(rule.condition_count, rule.priority, name)].append(rule)
+            groups[(rule.fallback, rule.condition_count, rule.priority, name)].append(rule)
     seen: set[tuple[int, int]] = set()
     values = {rule.order: plain_values(rule) for rule in ruleset.rules}
     for group in groups.values():
@@ -248,6 +248,8 @@ def _outranks(w: CompiledRule, r: CompiledRule) -> bool:
 
     Only rules of one group are compared, so both have the same condition count.
     """
+    if w.fallback != r.fallback:
+        return r.fallback
     if w.priority != r.priority:
         return w.priority > r.priority
     return w.order < r.order and _answer(w) == _answer(r)
@@ -271,7 +273,9 @@ def _shadow_shown(
 
 
 def _shadow(w: CompiledRule, r: CompiledRule, witness: Descriptor) -> Diagnostic:
-    if w.priority != r.priority:
+    if w.fallback != r.fallback:
+        why = "is not a fallback, and this rule is"
+    elif w.priority != r.priority:
         why = f"wins on priority ({w.priority} > {r.priority})"
     else:
         why = f"comes first in ruleset order with the same answer ({_verdict(w)})"

@@ -141,6 +141,7 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
                 condition_count=m.condition_count,
                 priority=m.priority,
                 effect=cast(pb.RunEffect, int(Effect.from_label(m.effect) if m.effect else 0)),
+                fallback=m.fallback,
             )
             for m in e.matches
         ],

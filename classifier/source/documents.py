@@ -269,6 +269,8 @@ class RuleDoc(Doc):
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
     priority: int = 0
+    fallback: bool = False
+    """Decides only when no other rule matches: for a catch-all on an SDK's base type."""
     lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
 
     @field_validator("lint_ignore")

@@ -106,7 +106,7 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
     shown = _run("explain", "--rules", "seeded", "-", stdin=shadow.group(1))
     assert shown.returncode == 0, shown.stderr
     assert "why java.any-timeout decided:" in shown.stdout
-    assert "  over java.socket-timeout-in-tool at step 3, priority: " in shown.stdout
+    assert "  over java.socket-timeout-in-tool at step 4, priority: " in shown.stdout
 
 
 def test_the_bundled_rules_pass_strict_check(capsys: pytest.CaptureFixture[str]) -> None:

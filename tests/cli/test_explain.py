@@ -19,9 +19,15 @@ CASES = sorted(p.stem for p in EXPLAIN.glob("*.yaml"))
 
 
 def test_there_is_a_golden_case_for_each_way_to_decide() -> None:
-    assert {"type-depth", "condition-count", "priority", "order", "conflict", "unknown"} <= set(
-        CASES
-    )
+    assert {
+        "fallback",
+        "type-depth",
+        "condition-count",
+        "priority",
+        "order",
+        "conflict",
+        "unknown",
+    } <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)

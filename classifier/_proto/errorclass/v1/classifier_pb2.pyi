@@ -194,7 +194,7 @@ class Explanation(_message.Message):
     def __init__(self, matches: _Optional[_Iterable[_Union[RuleMatch, _Mapping]]] = ..., winner_rule_id: _Optional[str] = ..., decisions: _Optional[_Iterable[_Union[PrecedenceDecision, _Mapping]]] = ..., near_misses: _Optional[_Iterable[_Union[NearMiss, _Mapping]]] = ..., text: _Optional[str] = ...) -> None: ...
 
 class RuleMatch(_message.Message):
-    __slots__ = ("rule_id", "location", "class_name", "conditions", "type_depth", "condition_count", "priority", "effect")
+    __slots__ = ("rule_id", "location", "class_name", "conditions", "type_depth", "condition_count", "priority", "effect", "fallback")
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -203,6 +203,7 @@ class RuleMatch(_message.Message):
     CONDITION_COUNT_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     EFFECT_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
     rule_id: str
     location: str
     class_name: str
@@ -211,7 +212,8 @@ class RuleMatch(_message.Message):
     condition_count: int
     priority: int
     effect: RunEffect
-    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., conditions: _Optional[_Iterable[str]] = ..., type_depth: _Optional[int] = ..., condition_count: _Optional[int] = ..., priority: _Optional[int] = ..., effect: _Optional[_Union[RunEffect, str]] = ...) -> None: ...
+    fallback: bool
+    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., conditions: _Optional[_Iterable[str]] = ..., type_depth: _Optional[int] = ..., condition_count: _Optional[int] = ..., priority: _Optional[int] = ..., effect: _Optional[_Union[RunEffect, str]] = ..., fallback: _Optional[bool] = ...) -> None: ...
 
 class PrecedenceDecision(_message.Message):
     __slots__ = ("loser_rule_id", "step", "reason")
