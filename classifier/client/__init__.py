@@ -15,7 +15,7 @@ data; neither talks to the network, so they also feed `classifier.classify`
 in-process. docs/clients.md covers the other languages.
 """
 
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo
+from classifier.client.answer import Answer, ClassInfo, RulesetInfo, RulesetLayer
 from classifier.client.client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_TIMEOUT,
@@ -46,6 +46,7 @@ __all__ = [
     "FieldViolation",
     "Origin",
     "RulesetInfo",
+    "RulesetLayer",
     "ServiceError",
     "UnknownReason",
     "descriptor_from_exception",

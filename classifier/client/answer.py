@@ -53,6 +53,16 @@ class Answer:
 
 
 @dataclass(frozen=True, slots=True)
+class RulesetLayer:
+    """One ruleset of a layered stack (the served ruleset first, then its bases)."""
+
+    name: str
+    version: str
+    digest: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class RulesetInfo:
     """The ruleset a server is serving."""
 
@@ -63,6 +73,7 @@ class RulesetInfo:
     loaded_at: str
     source: str
     description: str
+    layers: tuple[RulesetLayer, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Explanation, NearMiss, PrecedenceDecision, RuleMatch
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo, error_class
+from classifier.client.answer import Answer, ClassInfo, RulesetInfo, RulesetLayer, error_class
 from classifier.descriptor import Cause, Descriptor
 from classifier.taxonomy import Effect, UnknownReason
 
@@ -133,6 +133,10 @@ def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
         loaded_at=r.loaded_at,
         source=r.source,
         description=r.description,
+        layers=tuple(
+            RulesetLayer(name=k.name, version=k.version, digest=k.digest, source=k.source)
+            for k in r.layers
+        ),
     )
 
 

@@ -91,6 +91,7 @@ def test_public_names_are_pinned() -> None:
             "FieldViolation",
             "Origin",
             "RulesetInfo",
+            "RulesetLayer",
             "ServiceError",
             "UnknownReason",
             "descriptor_from_exception",
