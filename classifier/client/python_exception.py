@@ -15,13 +15,21 @@ What the helper reads, and why:
   suppressed (`raise ... from None`), outermost first, then the members of an
   ExceptionGroup; flattened depth first, each exception once (cycle-safe),
   at most `limits.MAX_CAUSES`.
+- **Google statuses**: google-genai's `APIError` carries the HTTP status in
+  `code` and the google.rpc.Code name in `status` (`RESOURCE_EXHAUSTED`,
+  `INVALID_ARGUMENT`); google-api-core's `GoogleAPICallError` the HTTP status
+  in `code` and a `grpc.StatusCode` in `grpc_status_code`. For both, the
+  HTTP status comes from `code` (for a google-genai error inside a 200 stream
+  the response's own status is 200), the gRPC status is the named one, and
+  the code is its name: never the bare HTTP status.
 - **http_status**: `status_code` (openai, anthropic), `response.status_code`
   (httpx.HTTPStatusError, requests.HTTPError), `status` (aiohttp), or
   botocore's `response["ResponseMetadata"]["HTTPStatusCode"]`.
 - **grpc_status**: `code()` returning a `grpc.StatusCode` (grpc.RpcError,
   grpc.aio.AioRpcError) or `grpc_status_code` (google-api-core).
 - **code**: a `code` attribute that is a string or number (openai's error
-  code, MCP's JSON-RPC code), else the body's `code` or `error.code` or
+  code, MCP's JSON-RPC code) unless it only repeats the HTTP status (litellm
+  sets `code = "429"`), else the body's `code` or `error.code` or
   `error.type` (anthropic), botocore's `response["Error"]["Code"]`, the
   errno name of an OSError (`ENOENT`), or `error.code`.
 
@@ -33,11 +41,11 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from classifier import limits
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
 
 LANGUAGE = "python"
 
@@ -141,6 +149,9 @@ def message(exc: BaseException) -> str:
 
 
 def http_status(exc: BaseException) -> int | None:
+    google = google_status(exc)
+    if google is not None and google.http_status is not None:
+        return google.http_status
     for value in (
         _get(exc, "status_code"),
         _get(_get(exc, "response"), "status_code"),
@@ -153,6 +164,9 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def grpc_status(exc: BaseException) -> int | None:
+    google = google_status(exc)
+    if google is not None:
+        return google.grpc_status
     code = _get(exc, "code")
     candidates = [_call(code) if callable(code) else None, _get(exc, "grpc_status_code")]
     for value in candidates:
@@ -173,7 +187,10 @@ def _grpc_number(value: object) -> int | None:
 
 
 def error_code(exc: BaseException) -> str:
-    code = _get(exc, "code")
+    google = google_status(exc)
+    if google is not None:
+        return google.name[: limits.MAX_CODE_CHARS]
+    code = _status_free(exc, _get(exc, "code"))
     body = _get(exc, "body")
     response = _get(exc, "response")
     number = exc.errno if isinstance(exc, OSError) else None
@@ -190,6 +207,57 @@ def error_code(exc: BaseException) -> str:
         if text:
             return text[: limits.MAX_CODE_CHARS]
     return ""
+
+
+class GoogleStatus(NamedTuple):
+    """What a Google API error says: its HTTP status, and its google.rpc.Code (number, name)."""
+
+    http_status: int | None
+    grpc_status: int | None
+    name: str
+
+
+def google_status(exc: BaseException) -> GoogleStatus | None:
+    """The status of a google-genai `APIError` or a google-api-core `GoogleAPICallError`.
+
+    google-genai: `status` is the google.rpc.Code name from the error body and `code` the
+    HTTP status (the body's `error.code`). google-api-core: every `GoogleAPICallError`
+    has a `grpc_status_code` (a `grpc.StatusCode`; None for classes named after an HTTP
+    status only, such as TooManyRequests, or when grpc is not installed) and `code`, the
+    HTTP status. A status that is no google.rpc.Code is not turned into one, and the HTTP
+    status is never sent as a code. Anything else is None: the generic readers apply.
+    """
+    number: int | None = None
+    status = _get(exc, "status")
+    if isinstance(status, str):
+        number = GRPC_CODES.get(status.strip().upper())
+    api_core = number is None and _has(exc, "grpc_status_code")
+    if api_core:
+        number = _grpc_number(_get(exc, "grpc_status_code"))
+    elif not number:  # not a Google error, or OK: not an error status
+        return None
+    code = _get(exc, "code")
+    http = int(code) if _is_int(code) and 100 <= code <= 599 else None
+    if not number:
+        return GoogleStatus(http_status=http, grpc_status=None, name="")
+    return GoogleStatus(http_status=http, grpc_status=number, name=GRPC_CODE_NAMES[number])
+
+
+def _has(obj: object, name: str) -> bool:
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False
+
+
+def _status_free(exc: BaseException, code: object) -> object:
+    """A `code` attribute, unless it is only the exception's HTTP status again (litellm's "429")."""
+    text = _code_text(code) if not callable(code) else ""
+    if text and text.isdigit():
+        status = http_status(exc)
+        if status is not None and text == str(status):
+            return None
+    return code
 
 
 def _code_text(value: object) -> str:
