@@ -14,12 +14,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from classifier import descriptor_from_data
-from classifier.client import Client, Descriptor, descriptor_from_exception
+from classifier.client import (
+    Client,
+    Descriptor,
+    descriptor_from_exception,
+    descriptor_from_response,
+)
 from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario
 
-RIGHT, WRONG, UNKNOWN, NO_FAILURE = "right", "wrong", "Unknown", "no failure"
+RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE = (
+    "right",
+    "wrong",
+    "wrong action",
+    "Unknown",
+    "no failure",
+)
+VERDICTS = (RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE)
 UNREACHED_FAULTS = ("refuse", "connect_timeout")
 
 
@@ -28,7 +40,9 @@ class Result:
     sdk: str
     scenario: Scenario
     verdict: str
-    """right; wrong (a class other than the one wanted); Unknown; no failure (nothing to classify)."""
+    """right; wrong (a class other than the one wanted); wrong action (the right class with
+    another action than the one wanted); Unknown; no failure (the call returned normally and
+    the helper found no failure in the response, which is right only when Unknown is wanted)."""
     got_class: str
     got_action: str
     rule_id: str
@@ -100,16 +114,7 @@ def describe(outcome: Outcome, scenario: Scenario) -> Descriptor | None:
         return descriptor_from_exception(
             outcome.exception, origin="provider", provider=scenario.provider
         )
-    return _descriptor_from_response(outcome.response, scenario)
-
-
-def _descriptor_from_response(response: Any, scenario: Scenario) -> Descriptor | None:
-    try:
-        from classifier.client import descriptor_from_response  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    d: Descriptor | None = descriptor_from_response(response, provider=scenario.provider)
-    return d
+    return descriptor_from_response(outcome.response, provider=scenario.provider)
 
 
 def judge(
@@ -120,13 +125,14 @@ def judge(
     attempts = provider.count(scenario.id)
     expected = 0 if scenario.fault in UNREACHED_FAULTS else 1
     d = describe(outcome, scenario)
+    want = scenario.want
     if d is None:
-        return Result(sdk, scenario, NO_FAILURE, "", "", "", None, attempts, expected)
+        verdict = RIGHT if want.error_class == "Unknown" else NO_FAILURE
+        return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected)
     answer = client.classify(d)
     got = answer.class_name
-    want = scenario.want
-    if got == want.error_class and (want.action is None or want.action == answer.action.id):
-        verdict = RIGHT
+    if got == want.error_class:
+        verdict = RIGHT if want.action in (None, answer.action.id) else WRONG_ACTION
     elif got == "Unknown":
         verdict = UNKNOWN
     else:
