@@ -13,7 +13,7 @@ every analysis that does not handle it yet.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Protocol, assert_never, cast
@@ -107,7 +107,8 @@ def _predicate(c: Condition) -> Test:
     """The compiled test for a condition, closed over its values: the engine's hot path."""
     match c:
         case TypeIs(names=names):
-            return lambda s: not names.isdisjoint(s.chain)
+            disjoint = names.isdisjoint
+            return lambda s: not disjoint(s.chain)
         case FieldIn(field=name, values=values):
             get = attrgetter(name)
             return lambda s: get(s) in values
@@ -123,16 +124,12 @@ def _predicate(c: Condition) -> Test:
 
             return matches
         case AttributeIs(name=name, values=values):
-            return lambda s: _attribute(s.attributes, name) in values
+            return lambda s: s.attributes.get(name) in values
         case CauseMatches(conditions=inner):
             tests = tuple(i.holds for i in inner)
             return lambda s: any(all(t(cause) for t in tests) for cause in s.causes)
         case _:
             assert_never(c)
-
-
-def _attribute(attributes: Mapping[str, str], name: str) -> str | None:
-    return attributes.get(name)
 
 
 def weight(c: Condition) -> int:

@@ -75,7 +75,18 @@ def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:
 
 def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
     """The matching rules at the nearest type depth that has any, fallbacks only if none."""
-    return _nearest(ruleset.index, d) or _nearest(ruleset.fallbacks, d)
+    index = ruleset.index
+    by_type = index.by_type
+    for name in d.chain:
+        bucket = by_type.get(name)
+        if bucket is not None:
+            found = [r for r in bucket.candidates(d) if _holds(r, d)]
+            if found:
+                return found
+    found = [r for r in index.untyped.candidates(d) if _holds(r, d)]
+    if found or ruleset.fallbacks.empty:
+        return found
+    return _nearest(ruleset.fallbacks, d)
 
 
 def _nearest(index: RuleIndex[CompiledRule], d: Descriptor) -> list[CompiledRule]:
@@ -99,8 +110,8 @@ def _nearest(index: RuleIndex[CompiledRule], d: Descriptor) -> list[CompiledRule
 
 def _holds(rule: CompiledRule, d: Descriptor) -> bool:
     # A loop, not all(<generator>): half the cost, on the hottest path.
-    for condition in rule.conditions:  # noqa: SIM110
-        if not condition.holds(d):
+    for test in rule.tests:  # noqa: SIM110
+        if not test(d):
             return False
     return True
 

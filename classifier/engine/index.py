@@ -83,7 +83,7 @@ class Bucket(Generic[R]):
 class RuleIndex(Generic[R]):
     """Maps type names to the rules that name them, and keeps the untyped rules apart."""
 
-    __slots__ = ("by_type", "untyped")
+    __slots__ = ("by_type", "empty", "untyped")
 
     def __init__(self, rules: Iterable[R]) -> None:
         by_type: dict[str, list[R]] = defaultdict(list)
@@ -96,6 +96,8 @@ class RuleIndex(Generic[R]):
                 by_type[name].append(rule)
         self.by_type: dict[str, Bucket[R]] = {name: Bucket(rs) for name, rs in by_type.items()}
         self.untyped: Bucket[R] = Bucket(untyped)
+        self.empty = not by_type and not untyped
+        """No rule at all (a ruleset without fallbacks has an empty fallback index)."""
 
     def candidates(self, descriptor: Any) -> list[R]:
         """Every rule that could match at any depth (a rule naming two types of the chain

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from classifier.answer import Action, Classification
-from classifier.engine.conditions import Condition, TypeIs, type_depth
+from classifier.engine.conditions import Condition, Test, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
@@ -61,9 +61,12 @@ class CompiledRule:
     lint_ignore: frozenset[str] = frozenset()
     precedence: tuple[int, int, int] = field(init=False, repr=False)
     """(-condition_count, -priority, layer): smaller wins among matches at one type depth."""
+    tests: tuple[Test, ...] = field(init=False, repr=False)
+    """Each condition's compiled test, in order: what the engine's hot path calls."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "precedence", (-self.condition_count, -self.priority, self.layer))
+        object.__setattr__(self, "tests", tuple(c.holds for c in self.conditions))
 
     @property
     def all_conditions(self) -> tuple[Condition, ...]:
