@@ -24,7 +24,7 @@ from tests.conformance.fake_provider import serving
 from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
-from tests.conformance.runner import NO_FAILURE, RIGHT, UNKNOWN, WRONG, Result, judge, pairs
+from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
 from tests.support import BUNDLED_RULES
 
 
@@ -35,6 +35,8 @@ def run(
     node: bool = True,
     node_helper: Path | None = None,
 ) -> list[Result]:
+    """Every pair (or those of `sdks`), the Node drivers too where node is installed;
+    `rules` and `node_helper` swap in another ruleset or Node helper (for a baseline)."""
     scenarios = load_scenarios()
     drivers = load_all()
     server = create_server(load_ruleset(rules), "127.0.0.1:0")
@@ -55,18 +57,18 @@ def run(
 
 
 def table(results: list[Result]) -> str:
-    """Per SDK: scenarios, right, wrong, Unknown (and pairs that raised nothing), and a total."""
+    """Per SDK: pairs, right, wrong class, wrong action, Unknown, no failure; and a total."""
     by_sdk: dict[str, list[Result]] = defaultdict(list)
     for r in results:
         by_sdk[r.sdk].append(r)
     rows = [
-        "| sdk | scenarios | right | wrong | Unknown | no failure |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| sdk | pairs | right | wrong class | wrong action | Unknown | no failure |",
+        "|---|--:|--:|--:|--:|--:|--:|",
     ]
 
     def row(name: str, rs: list[Result]) -> str:
-        n = {v: sum(r.verdict == v for r in rs) for v in (RIGHT, WRONG, UNKNOWN, NO_FAILURE)}
-        return f"| {name} | {len(rs)} | {n[RIGHT]} | {n[WRONG]} | {n[UNKNOWN]} | {n[NO_FAILURE]} |"
+        counts = " | ".join(str(sum(r.verdict == v for r in rs)) for v in VERDICTS)
+        return f"| {name} | {len(rs)} | {counts} |"
 
     rows += [row(sdk, rs) for sdk, rs in sorted(by_sdk.items())]
     rows.append(row("**total**", results))

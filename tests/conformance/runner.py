@@ -19,7 +19,14 @@ from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario
 
-RIGHT, WRONG, UNKNOWN, NO_FAILURE = "right", "wrong", "Unknown", "no failure"
+RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE = (
+    "right",
+    "wrong",
+    "wrong action",
+    "Unknown",
+    "no failure",
+)
+VERDICTS = (RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE)
 UNREACHED_FAULTS = ("refuse", "connect_timeout")
 
 
@@ -28,7 +35,9 @@ class Result:
     sdk: str
     scenario: Scenario
     verdict: str
-    """right; wrong (a class other than the one wanted); Unknown; no failure (nothing to classify)."""
+    """right; wrong (a class other than the one wanted); wrong action (the right class with
+    another action than the one wanted); Unknown; no failure (the call returned normally and
+    the helper found no failure in the response, which is right only when Unknown is wanted)."""
     got_class: str
     got_action: str
     rule_id: str
@@ -120,13 +129,14 @@ def judge(
     attempts = provider.count(scenario.id)
     expected = 0 if scenario.fault in UNREACHED_FAULTS else 1
     d = describe(outcome, scenario)
+    want = scenario.want
     if d is None:
-        return Result(sdk, scenario, NO_FAILURE, "", "", "", None, attempts, expected)
+        verdict = RIGHT if want.error_class == "Unknown" else NO_FAILURE
+        return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected)
     answer = client.classify(d)
     got = answer.class_name
-    want = scenario.want
-    if got == want.error_class and (want.action is None or want.action == answer.action.id):
-        verdict = RIGHT
+    if got == want.error_class:
+        verdict = RIGHT if want.action in (None, answer.action.id) else WRONG_ACTION
     elif got == "Unknown":
         verdict = UNKNOWN
     else:
