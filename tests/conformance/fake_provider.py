@@ -41,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from tests.conformance import aws_eventstream
 from tests.conformance.loader import Scenario
 
 HOST = "127.0.0.1"
@@ -176,6 +177,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, scenario: Scenario) -> None:
         stream = scenario.stream
         assert stream is not None
+        if scenario.api == "bedrock":
+            self._eventstream(scenario)
+            return
         self.send_response_only(200)
         headers = {"content-type": "text/event-stream; charset=utf-8", **stream.headers}
         for name, value in headers.items():
@@ -190,6 +194,27 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(_sse(event.event, event.data))
         if stream.then == "cut":
             self._chunk(b'data: {"id": "chatcmpl-cut", "obj')  # half an event, then nothing
+            self._drop(reset=False)
+        else:
+            self.wfile.write(b"0\r\n\r\n")
+            self.close_connection = True
+
+    def _eventstream(self, scenario: Scenario) -> None:
+        """Bedrock's streams: AWS event-stream frames (tests/conformance/aws_eventstream.py)."""
+        stream = scenario.stream
+        assert stream is not None
+        self.send_response_only(200)
+        headers = {"content-type": aws_eventstream.CONTENT_TYPE, **stream.headers}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for event in stream.events:
+            self._chunk(aws_eventstream.event_frame(event.event or "chunk", event.data))
+        if stream.then == "cut":
+            whole = aws_eventstream.event_frame("contentBlockDelta", {"contentBlockIndex": 0})
+            self._chunk(whole[: len(whole) // 2])  # half a frame, then nothing
             self._drop(reset=False)
         else:
             self.wfile.write(b"0\r\n\r\n")

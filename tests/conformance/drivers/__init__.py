@@ -53,8 +53,14 @@ def load_all() -> dict[str, Driver]:
     from tests.conformance.drivers import (  # noqa: F401 - imported to register
         py_aiohttp,
         py_anthropic,
+        py_boto3,
+        py_google_genai,
         py_httpx,
+        py_langchain,
+        py_litellm,
         py_openai,
+        py_openai_agents,
+        py_pydantic_ai,
         py_requests,
         py_tenacity,
     )
