@@ -131,6 +131,7 @@ class NodeWorker:
                 "api": scenario.api,
                 "stream": scenario.stream is not None,
                 "fault": scenario.fault,
+                "request": dict(scenario.request),
             },
         }
         stdin: IO[str] | None = self.proc.stdin

@@ -24,7 +24,8 @@ function requestFor(scenario, base) {
         body: { model: ANTHROPIC_MODEL, max_tokens: 64, messages: MESSAGES, ...(stream ? { stream } : {}) } };
     case 'gemini': {
       const method = stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
-      return { url: `${base}/v1beta/models/${GEMINI_MODEL}:${method}`, headers: { ...json, 'x-goog-api-key': KEYS.gemini },
+      const model = (scenario.request && scenario.request.model) || GEMINI_MODEL;
+      return { url: `${base}/v1beta/models/${model}:${method}`, headers: { ...json, 'x-goog-api-key': KEYS.gemini },
         body: { contents: [{ role: 'user', parts: [{ text: PROMPT }] }] } };
     }
     default:
