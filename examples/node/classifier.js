@@ -405,6 +405,117 @@ function descriptorFromHttpResponse(response, body, { origin = 'provider', provi
   return d;
 }
 
+// Failures that are not exceptions (the convention in docs/clients.md, the
+// same as classifier.client.descriptor_from_finish_reason / _from_response in
+// Python): a response that returned normally but ended with the provider
+// refusing or filtering is sent as
+//   type errorclass.FinishReason (a failure finish/stop reason) or
+//   errorclass.PromptBlocked (the prompt refused before generation),
+//   supertypes [errorclass.ResponseFailure], origin provider, the provider,
+//   code: the reason exactly as the API spells it, a short message, and
+//   attributes.model when known.
+// Only refusal and filter reasons are failures (FAILURE_REASONS); a normal
+// stop and a length cut-off (length, max_tokens, MAX_TOKENS) give null: a
+// cut-off is model misbehaviour, which the taxonomy leaves Unknown.
+const FINISH_REASON = 'errorclass.FinishReason';
+const PROMPT_BLOCKED = 'errorclass.PromptBlocked';
+const RESPONSE_FAILURE = 'errorclass.ResponseFailure';
+const MAX_CODE_CHARS = 256; // classifier/limits.py MAX_CODE_CHARS
+const FAILURE_REASONS = new Set([
+  'content_filter', // OpenAI and Azure OpenAI (finish_reason; Responses incomplete_details.reason)
+  'refusal', // Anthropic stop_reason
+  'SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', // Gemini finishReason
+  'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION',
+  'guardrail_intervened', 'content_filtered', // Bedrock Converse stopReason
+]);
+const NOT_BLOCKED = new Set(['', 'BLOCKED_REASON_UNSPECIFIED', 'BLOCK_REASON_UNSPECIFIED']);
+
+// The descriptor for a response that ended with `reason`, or null when that
+// is no failure. With `promptBlocked` (Gemini's promptFeedback.blockReason)
+// every block reason is a failure; otherwise only FAILURE_REASONS are.
+function descriptorFromFinishReason(reason, { provider, promptBlocked = false, model = '', attributes } = {}) {
+  const name = typeof reason === 'string' ? reason.trim() : '';
+  let type;
+  let message;
+  if (promptBlocked) {
+    if (NOT_BLOCKED.has(name)) return null;
+    type = PROMPT_BLOCKED;
+    message = `The ${provider} API blocked the prompt (${name}).`;
+  } else if (FAILURE_REASONS.has(name)) {
+    type = FINISH_REASON;
+    message = `The ${provider} response ended with the failure finish reason ${name}.`;
+  } else {
+    return null;
+  }
+  const d = {
+    type, supertypes: [RESPONSE_FAILURE], message, code: name.slice(0, MAX_CODE_CHARS),
+    language: 'node', origin: 'provider',
+  };
+  if (provider) d.provider = provider;
+  const attrs = { ...(attributes || {}) };
+  if (model && !('model' in attrs)) attrs.model = model;
+  if (Object.keys(attrs).length) d.attributes = attrs;
+  return d;
+}
+
+// The descriptor for a response that is a provider-side refusal, or null.
+// Reads, as objects or as the JSON the APIs send: an openai-node ChatCompletion
+// (or a stream's chunks, as an array) or Responses-API response; an
+// @anthropic-ai/sdk Message (or a stream's events); a Gemini
+// GenerateContentResponse; a Bedrock Converse output (or ConverseStream's
+// events, as `stream`); the AI SDK's generateText / streamText result
+// (`rawFinishReason`, the provider's own spelling). `provider` defaults to the
+// API the shape belongs to; pass it for Azure OpenAI or the AI SDK.
+function descriptorFromResponse(response, { provider, attributes } = {}) {
+  for (const found of finishReasons(response, 0)) {
+    const d = descriptorFromFinishReason(found.reason, {
+      provider: provider || found.provider, promptBlocked: found.blocked, model: found.model, attributes,
+    });
+    if (d) return d;
+  }
+  return null;
+}
+
+function* finishReasons(response, depth) {
+  if (response === null || typeof response !== 'object' || depth > 2) return;
+  if (Array.isArray(response)) { // a stream's chunks or events
+    for (const item of response) yield* finishReasons(item, depth + 1);
+    return;
+  }
+  const model = text(field(response, 'model', 'modelVersion', 'model_version'));
+  const at = (provider, reason, blocked = false) => ({ provider, reason: text(reason), blocked, model });
+  // Gemini: a blocked prompt, then each candidate's finish reason
+  const block = text(field(field(response, 'promptFeedback', 'prompt_feedback'), 'blockReason', 'block_reason'));
+  if (block) yield at('gemini', block, true);
+  for (const candidate of list(field(response, 'candidates'))) yield at('gemini', field(candidate, 'finishReason', 'finish_reason'));
+  // OpenAI chat completions (and stream chunks), then the Responses API
+  for (const choice of list(field(response, 'choices'))) yield at('openai', field(choice, 'finish_reason'));
+  const details = field(response, 'incomplete_details');
+  if (details) yield at('openai', field(details, 'reason'));
+  // Anthropic: a Message, or a stream's message_delta event
+  yield at('anthropic', field(response, 'stop_reason'));
+  if (field(response, 'type') === 'message_delta') yield at('anthropic', field(field(response, 'delta'), 'stop_reason'));
+  // Bedrock Converse, and ConverseStream's messageStop event (the driver's `stream` array)
+  yield at('bedrock', field(response, 'stopReason'));
+  yield at('bedrock', field(field(response, 'messageStop'), 'stopReason'));
+  yield* finishReasons(field(response, 'stream'), depth + 1);
+  // The AI SDK: the provider's own reason (finishReason is the SDK's unified one)
+  yield at('', field(response, 'rawFinishReason'));
+}
+
+function field(obj, ...names) {
+  if (obj === null || typeof obj !== 'object') return undefined;
+  for (const name of names) {
+    const value = read(() => obj[name]);
+    if (value !== undefined && value !== null) return value;
+  }
+  return undefined;
+}
+
+function list(value) {
+  return Array.isArray(value) ? value : [];
+}
+
 module.exports = {
   PROTO,
   answerJson,
@@ -413,7 +524,9 @@ module.exports = {
   classifyStream,
   connect,
   descriptorFromError,
+  descriptorFromFinishReason,
   descriptorFromHttpResponse,
+  descriptorFromResponse,
   grpc,
   loadService,
   toWire,
