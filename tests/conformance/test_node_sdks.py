@@ -26,6 +26,7 @@ from tests.conformance.node_drivers import (
     node_available,
     npm_ci,
     running,
+    worker_environment,
 )
 from tests.conformance.runner import RIGHT, judge
 
@@ -93,3 +94,18 @@ def test_every_node_pair_calls_an_api_its_sdk_can_call() -> None:
                 assert scenario.api in NODE_SDKS[sdk], (
                     f"{scenario.id}: {sdk} cannot call {scenario.api}"
                 )
+
+
+def test_the_node_helper_on_real_sdk_errors(node_drivers: dict[str, Driver]) -> None:
+    """helper.test.mjs: descriptorFromError and the response helpers on real errors of the
+    pinned SDKs (raised against a loopback server, or made by the SDKs' own factories)."""
+    done = subprocess.run(
+        ["node", "--test", "helper.test.mjs"],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=worker_environment(),
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
