@@ -9,9 +9,11 @@
             answer = client.classify_exception(exc, origin=Origin.provider, provider="openai")
             store(answer.class_number, answer.rule_id, answer.ruleset_version)
 
-`descriptor_from_exception` builds a descriptor from a Python exception and
+`descriptor_from_exception` builds a descriptor from a Python exception,
+`descriptor_from_response` / `descriptor_from_finish_reason` from a response
+that returned normally but is a provider-side refusal (a finish reason), and
 `descriptor_from_span` / `descriptor_from_span_event` from OpenTelemetry
-data; neither talks to the network, so they also feed `classifier.classify`
+data; none talks to the network, so they also feed `classifier.classify`
 in-process. docs/clients.md covers the other languages.
 """
 
@@ -23,6 +25,10 @@ from classifier.client.client import (
     Client,
     DescriptorFields,
     ServiceError,
+)
+from classifier.client.finish_reason import (
+    descriptor_from_finish_reason,
+    descriptor_from_response,
 )
 from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
 from classifier.client.python_exception import descriptor_from_exception
@@ -49,6 +55,8 @@ __all__ = [
     "ServiceError",
     "UnknownReason",
     "descriptor_from_exception",
+    "descriptor_from_finish_reason",
+    "descriptor_from_response",
     "descriptor_from_span",
     "descriptor_from_span_event",
 ]

@@ -13,8 +13,9 @@ What the helper reads, and why:
   asyncio.CancelledError), so chains end at `Exception` like the corpus.
 - **causes**: the chain Python prints: `__cause__`, else `__context__` unless
   suppressed (`raise ... from None`), outermost first, then the members of an
-  ExceptionGroup; flattened depth first, each exception once (cycle-safe),
-  at most `limits.MAX_CAUSES`.
+  ExceptionGroup and tenacity's `RetryError.last_attempt.exception()`;
+  flattened depth first, each exception once (cycle-safe), at most
+  `limits.MAX_CAUSES`.
 - **http_status**: `status_code` (openai, anthropic), `response.status_code`
   (httpx.HTTPStatusError, requests.HTTPError), `status` (aiohttp), or
   botocore's `response["ResponseMetadata"]["HTTPStatusCode"]`.
@@ -23,7 +24,17 @@ What the helper reads, and why:
 - **code**: a `code` attribute that is a string or number (openai's error
   code, MCP's JSON-RPC code), else the body's `code` or `error.code` or
   `error.type` (anthropic), botocore's `response["Error"]["Code"]`, the
-  errno name of an OSError (`ENOENT`), or `error.code`.
+  provider's error body on an HTTP client's response (httpx.HTTPStatusError,
+  requests.HTTPError: OpenAI, Azure, Anthropic, Gemini and Bedrock shapes, see
+  `http_bodies`), the errno name of an OSError (`ENOENT`), or `error.code`.
+  aiohttp's `ClientResponseError.code` is never read: it is a deprecated alias
+  of the status, not a code. A code that only repeats the HTTP status (Azure's
+  `"code": "429"`) is dropped: a status is not a code.
+- **from the error body** also: Gemini's `error.status` as `grpc_status`, the
+  provider's own error message (appended to the message when the exception's
+  text does not carry it), and Anthropic's `error.details.error_code` as the
+  attribute `error_code` (from the exception's body, else from the first cause
+  that has one: a wrapper such as tenacity's RetryError keeps no body itself).
 
 Reading never raises: a property that fails counts as absent, because this
 runs while a runtime is already handling a failure.
@@ -36,6 +47,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from classifier import limits
+from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.taxonomy import GRPC_CODE_NAMES, Origin
 
@@ -54,6 +66,10 @@ def descriptor_from_exception(
     Origin and provider are the caller's knowledge (where the call was made,
     to whom); they are never guessed from the exception.
     """
+    chain = causes(exc)
+    body_attributes = next(
+        (dict(e.attributes) for e in map(body_evidence, [exc, *chain]) if e.attributes), {}
+    )
     return build_descriptor(
         type=type_name(type(exc)),
         supertypes=supertypes(type(exc)),
@@ -71,12 +87,20 @@ def descriptor_from_exception(
                 code=error_code(c),
                 message=message(c),
             )
-            for c in causes(exc)
+            for c in chain
         ],
         language=LANGUAGE,
         provider=provider,
-        attributes=attributes,
+        attributes={**body_attributes, **(attributes or {})} or None,
     )
+
+
+def body_evidence(exc: BaseException) -> BodyEvidence:
+    """What the provider's error body on the exception's HTTP response says (see http_bodies)."""
+    response = _get(exc, "response")
+    if response is None or isinstance(response, Mapping):  # botocore's parsed dict is not one
+        return NOTHING
+    return evidence_from_response(response, http_status(exc))
 
 
 def origin_from(value: Origin | str) -> Origin:
@@ -131,13 +155,41 @@ def _inner(e: BaseException) -> Iterator[BaseException]:
         yield e.__context__
     if isinstance(e, BaseExceptionGroup):
         yield from e.exceptions
+    last = _last_attempt_exception(e)
+    if last is not None:
+        yield last
+
+
+def _last_attempt_exception(e: BaseException) -> BaseException | None:
+    """tenacity.RetryError's `last_attempt.exception()` (a finished Future), when it failed.
+
+    tenacity raises RetryError `from` that exception, so it is usually the __cause__ too
+    (listed once); a RetryError built by hand or raised from a callback keeps it only here.
+    """
+    future = _get(e, "last_attempt")
+    done = _get(future, "done")
+    if not callable(done) or _call(done) is not True:
+        return None
+    exception = _get(future, "exception")
+    if not callable(exception):
+        return None
+    try:
+        inner = exception(timeout=0)
+    except Exception:
+        return None
+    return inner if isinstance(inner, BaseException) else None
 
 
 def message(exc: BaseException) -> str:
+    """str(exc), followed by the provider's error message from the body when it is not in it."""
     try:
-        return str(exc)
+        text = str(exc)
     except Exception:
-        return ""
+        text = ""
+    provider_message = body_evidence(exc).message
+    if provider_message and provider_message not in text:
+        return f"{text}\n{provider_message}" if text else provider_message
+    return text
 
 
 def http_status(exc: BaseException) -> int | None:
@@ -153,8 +205,12 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def grpc_status(exc: BaseException) -> int | None:
-    code = _get(exc, "code")
-    candidates = [_call(code) if callable(code) else None, _get(exc, "grpc_status_code")]
+    code = _code_attribute(exc)
+    candidates = [
+        _call(code) if callable(code) else None,
+        _get(exc, "grpc_status_code"),
+        body_evidence(exc).grpc_status,
+    ]
     for value in candidates:
         number = _grpc_number(value)
         if number is not None:
@@ -173,23 +229,35 @@ def _grpc_number(value: object) -> int | None:
 
 
 def error_code(exc: BaseException) -> str:
-    code = _get(exc, "code")
+    code = _code_attribute(exc)
     body = _get(exc, "body")
     response = _get(exc, "response")
     number = exc.errno if isinstance(exc, OSError) else None
+    status = http_status(exc)
     for value in (
         None if callable(code) else code,
         _path(body, "code"),
         _path(body, "error", "code"),
         _path(body, "error", "type"),
         _path(response, "Error", "Code"),
+        body_evidence(exc).code,
         errno.errorcode.get(number) if number is not None else None,
         _get(_get(exc, "error"), "code"),
     ):
         text = _code_text(value)
-        if text:
+        if text and (status is None or text != str(status)):
             return text[: limits.MAX_CODE_CHARS]
     return ""
+
+
+def _code_attribute(exc: BaseException) -> Any:
+    """`exc.code`, except on aiohttp's ClientResponseError, where it is the deprecated status."""
+    if any(
+        c.__name__ == "ClientResponseError" and c.__module__.startswith("aiohttp")
+        for c in type(exc).__mro__
+    ):
+        return None
+    return _get(exc, "code")
 
 
 def _code_text(value: object) -> str:

@@ -10,7 +10,7 @@ from tests.conformance.loader import Scenario
 OPENAI_MODEL = "gpt-4o-mini"
 AZURE_DEPLOYMENT = "gpt-4o"
 AZURE_API_VERSION = "2024-10-21"
-ANTHROPIC_MODEL = "claude-sonnet-4-5"
+ANTHROPIC_MODEL = "claude-sonnet-5-5"
 ANTHROPIC_VERSION = "2023-06-01"
 PROMPT = [{"role": "user", "content": "Say hello."}]
 

@@ -14,7 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from classifier import descriptor_from_data
-from classifier.client import Client, Descriptor, descriptor_from_exception
+from classifier.client import (
+    Client,
+    Descriptor,
+    descriptor_from_exception,
+    descriptor_from_response,
+)
 from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario
@@ -109,16 +114,7 @@ def describe(outcome: Outcome, scenario: Scenario) -> Descriptor | None:
         return descriptor_from_exception(
             outcome.exception, origin="provider", provider=scenario.provider
         )
-    return _descriptor_from_response(outcome.response, scenario)
-
-
-def _descriptor_from_response(response: Any, scenario: Scenario) -> Descriptor | None:
-    try:
-        from classifier.client import descriptor_from_response  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    d: Descriptor | None = descriptor_from_response(response, provider=scenario.provider)
-    return d
+    return descriptor_from_response(outcome.response, provider=scenario.provider)
 
 
 def judge(
