@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases check lint typecheck proto proto-baseline deploy-rules bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ test: check  ## lint, type-check, then every test (tests/ and the bundled rules'
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
 	$(BIN)/classifier test --coverage --min-coverage 100 $(RULES)
+
+drift: $(STAMP)  ## the SDK drift check: every exception class of the pinned SDKs has a rule or a listed reason (also in make test)
+	$(BIN)/python -m tests.conformance.drift
 
 check: lint typecheck  ## ruff, mypy and buf lint
 

@@ -16,6 +16,13 @@ What the helper reads, and why:
   ExceptionGroup and tenacity's `RetryError.last_attempt.exception()`;
   flattened depth first, each exception once (cycle-safe), at most
   `limits.MAX_CAUSES`.
+- **Google statuses**: google-genai's `APIError` carries the HTTP status in
+  `code` and the google.rpc.Code name in `status` (`RESOURCE_EXHAUSTED`,
+  `INVALID_ARGUMENT`); google-api-core's `GoogleAPICallError` the HTTP status
+  in `code` and a `grpc.StatusCode` in `grpc_status_code`. For both, the
+  HTTP status comes from `code` (for a google-genai error inside a 200 stream
+  the response's own status is 200), the gRPC status is the named one, and
+  the code is its name: never the bare HTTP status.
 - **http_status**: `status_code` (openai, anthropic), `response.status_code`
   (httpx.HTTPStatusError, requests.HTTPError), `status` (aiohttp), or
   botocore's `response["ResponseMetadata"]["HTTPStatusCode"]`.
@@ -44,12 +51,12 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from classifier import limits
 from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
 
 LANGUAGE = "python"
 
@@ -193,6 +200,9 @@ def message(exc: BaseException) -> str:
 
 
 def http_status(exc: BaseException) -> int | None:
+    google = google_status(exc)
+    if google is not None and google.http_status is not None:
+        return google.http_status
     for value in (
         _get(exc, "status_code"),
         _get(_get(exc, "response"), "status_code"),
@@ -205,6 +215,9 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def grpc_status(exc: BaseException) -> int | None:
+    google = google_status(exc)
+    if google is not None:
+        return google.grpc_status
     code = _code_attribute(exc)
     candidates = [
         _call(code) if callable(code) else None,
@@ -229,6 +242,9 @@ def _grpc_number(value: object) -> int | None:
 
 
 def error_code(exc: BaseException) -> str:
+    google = google_status(exc)
+    if google is not None:
+        return google.name[: limits.MAX_CODE_CHARS]
     code = _code_attribute(exc)
     body = _get(exc, "body")
     response = _get(exc, "response")
@@ -248,6 +264,47 @@ def error_code(exc: BaseException) -> str:
         if text and (status is None or text != str(status)):
             return text[: limits.MAX_CODE_CHARS]
     return ""
+
+
+class GoogleStatus(NamedTuple):
+    """What a Google API error says: its HTTP status, and its google.rpc.Code (number, name)."""
+
+    http_status: int | None
+    grpc_status: int | None
+    name: str
+
+
+def google_status(exc: BaseException) -> GoogleStatus | None:
+    """The status of a google-genai `APIError` or a google-api-core `GoogleAPICallError`.
+
+    google-genai: `status` is the google.rpc.Code name from the error body and `code` the
+    HTTP status (the body's `error.code`). google-api-core: every `GoogleAPICallError`
+    has a `grpc_status_code` (a `grpc.StatusCode`; None for classes named after an HTTP
+    status only, such as TooManyRequests, or when grpc is not installed) and `code`, the
+    HTTP status. A status that is no google.rpc.Code is not turned into one, and the HTTP
+    status is never sent as a code. Anything else is None: the generic readers apply.
+    """
+    number: int | None = None
+    status = _get(exc, "status")
+    if isinstance(status, str):
+        number = GRPC_CODES.get(status.strip().upper())
+    api_core = number is None and _has(exc, "grpc_status_code")
+    if api_core:
+        number = _grpc_number(_get(exc, "grpc_status_code"))
+    elif not number:  # not a Google error, or OK: not an error status
+        return None
+    code = _get(exc, "code")
+    http = int(code) if _is_int(code) and 100 <= code <= 599 else None
+    if not number:
+        return GoogleStatus(http_status=http, grpc_status=None, name="")
+    return GoogleStatus(http_status=http, grpc_status=number, name=GRPC_CODE_NAMES[number])
+
+
+def _has(obj: object, name: str) -> bool:
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False
 
 
 def _code_attribute(exc: BaseException) -> Any:
