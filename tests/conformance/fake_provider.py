@@ -185,7 +185,10 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("transfer-encoding", "chunked")
-        self.send_header("connection", "close")
+        if stream.then != "cut":
+            # Not on a cut: real providers keep the connection alive, and with `Connection:
+            # close` Node's fetch (undici) takes the early close for the end of the body.
+            self.send_header("connection", "close")
         self.end_headers()
         for event in stream.events:
             self._chunk(_sse(event.event, event.data))

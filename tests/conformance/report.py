@@ -10,9 +10,11 @@ the bundled rules/ are started on loopback for the run and stopped after it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 from collections import defaultdict
+from pathlib import Path
 
 from classifier import load_ruleset
 from classifier.client import Client
@@ -20,17 +22,31 @@ from classifier.server import create_server
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import serving
 from tests.conformance.loader import load_scenarios
+from tests.conformance.node_drivers import node_available
+from tests.conformance.node_drivers import running as running_node
 from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
 from tests.support import BUNDLED_RULES
 
 
-def run(sdks: set[str] | None = None) -> list[Result]:
+def run(
+    sdks: set[str] | None = None,
+    *,
+    rules: Path = BUNDLED_RULES,
+    node: bool = True,
+    node_helper: Path | None = None,
+) -> list[Result]:
+    """Every pair (or those of `sdks`), the Node drivers too where node is installed;
+    `rules` and `node_helper` swap in another ruleset or Node helper (for a baseline)."""
     scenarios = load_scenarios()
     drivers = load_all()
-    server = create_server(load_ruleset(BUNDLED_RULES), "127.0.0.1:0")
+    server = create_server(load_ruleset(rules), "127.0.0.1:0")
     server.start()
     try:
-        with serving(scenarios) as provider, Client(f"127.0.0.1:{server.port}") as client:
+        with contextlib.ExitStack() as stack:
+            provider = stack.enter_context(serving(scenarios))
+            client = stack.enter_context(Client(f"127.0.0.1:{server.port}"))
+            if node and node_available():
+                drivers = {**drivers, **stack.enter_context(running_node(node_helper))}
             return [
                 judge(sdk, scenario, drivers[sdk], provider, client)
                 for sdk, scenario in pairs(scenarios, drivers)
@@ -65,9 +81,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--details", action="store_true", help="print the descriptor of every pair not right"
     )
+    parser.add_argument(
+        "--rules", type=Path, default=BUNDLED_RULES, help="the ruleset to serve (default: rules/)"
+    )
+    parser.add_argument("--no-node", action="store_true", help="leave out the Node drivers")
+    parser.add_argument(
+        "--node-helper",
+        type=Path,
+        help="another copy of examples/node/classifier.js for the Node drivers (a baseline)",
+    )
     args = parser.parse_args(argv)
     start = time.monotonic()
-    results = run(set(args.sdk) if args.sdk else None)
+    results = run(
+        set(args.sdk) if args.sdk else None,
+        rules=args.rules,
+        node=not args.no_node,
+        node_helper=args.node_helper,
+    )
     print(table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
     for r in results:

@@ -1,0 +1,266 @@
+// examples/node's descriptorFromError (and the response helpers) on real errors of the
+// pinned Node SDKs: raised by the SDKs themselves against a server on 127.0.0.1, or made
+// by the SDK's own factories (APIError.generate) where a server adds nothing.
+// Run by tests/conformance/test_node_sdks.py: node --test helper.test.mjs
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import { createRequire } from 'node:module';
+import { after, before, describe, test } from 'node:test';
+import zlib from 'node:zlib';
+
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { APICallError, RetryError, StreamProviderError, generateText } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+const lib = createRequire(import.meta.url)('../../../examples/node/classifier.js');
+const provider = { origin: 'provider' };
+
+// A loopback server: each path answers as `routes[path]` says.
+const routes = {};
+let server;
+let base;
+const sockets = new Set();
+before(async () => {
+  server = http.createServer((req, res) => {
+    req.resume();
+    const route = routes[new URL(req.url, 'http://x').pathname.split('/')[1]];
+    route(req, res);
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+after(() => {
+  for (const s of sockets) s.destroy();
+  server.close();
+});
+
+async function rejection(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+function json(status, body, headers = {}) {
+  return (req, res) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+}
+
+// An AWS event-stream message (prelude, headers of string type 7, payload, CRCs).
+function eventMessage(headers, payload) {
+  const hs = Buffer.concat(Object.entries(headers).map(([k, v]) => {
+    const name = Buffer.from(k);
+    const value = Buffer.from(v);
+    const b = Buffer.alloc(4 + name.length + value.length);
+    b.writeUInt8(name.length, 0);
+    name.copy(b, 1);
+    b.writeUInt8(7, 1 + name.length);
+    b.writeUInt16BE(value.length, 2 + name.length);
+    value.copy(b, 4 + name.length);
+    return b;
+  }));
+  const body = Buffer.from(JSON.stringify(payload));
+  const prelude = Buffer.alloc(8);
+  prelude.writeUInt32BE(16 + hs.length + body.length, 0);
+  prelude.writeUInt32BE(hs.length, 4);
+  const preludeCrc = Buffer.alloc(4);
+  preludeCrc.writeUInt32BE(zlib.crc32(prelude), 0);
+  const message = Buffer.concat([prelude, preludeCrc, hs, body]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(message), 0);
+  return Buffer.concat([message, crc]);
+}
+
+function bedrock() {
+  return new BedrockRuntimeClient({
+    region: 'us-east-1', endpoint: `${base}/bedrock`, maxAttempts: 1,
+    credentials: { accessKeyId: 'AKIATESTTESTTESTTEST', secretAccessKey: 'test' },
+    requestHandler: new NodeHttpHandler({ connectionTimeout: 1000, requestTimeout: 1000, throwOnRequestTimeout: true }),
+  });
+}
+
+const messages = [{ role: 'user', content: [{ text: 'hi' }] }];
+
+describe('Anthropic', () => {
+  test('the code is the body error.type (the SDK keeps it in `type`, not `code`), details.error_code an attribute', () => {
+    const body = { type: 'error', error: { type: 'rate_limit_error', message: 'spend limit', details: { error_code: 'contract_spend_limit_reached' } } };
+    const err = Anthropic.APIError.generate(429, body, undefined, new Headers());
+    assert.ok(err instanceof Anthropic.RateLimitError);
+    assert.equal(err.code, undefined);
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'RateLimitError');
+    assert.deepEqual(d.supertypes, ['APIError', 'AnthropicError', 'Error']);
+    assert.equal(d.http_status, 429);
+    assert.equal(d.code, 'rate_limit_error');
+    assert.deepEqual(d.attributes, { error_code: 'contract_spend_limit_reached' });
+  });
+
+  test('an error event inside a stream: no status, the event error.type as the code', async () => {
+    routes.anthropic = (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n');
+    };
+    const client = new Anthropic({ baseURL: `${base}/anthropic`, apiKey: 'k', maxRetries: 0 });
+    const err = await rejection((async () => {
+      for await (const _ of await client.messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    })());
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'APIError');
+    assert.equal(d.http_status, undefined);
+    assert.equal(d.code, 'overloaded_error');
+  });
+});
+
+describe('openai', () => {
+  test("Azure's code that repeats the status is not a code", () => {
+    const err = OpenAI.APIError.generate(429, { error: { code: '429', message: 'exceeded call rate limit' } }, undefined, new Headers());
+    assert.equal(err.code, '429');
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.http_status, 429);
+    assert.equal(d.code, undefined);
+  });
+
+  test('a mid-stream error keeps its code, and a timeout has the abort one cause down', async () => {
+    routes.hang = () => {};
+    const client = new OpenAI({ baseURL: `${base}/hang`, apiKey: 'k', maxRetries: 0, timeout: 200 });
+    const err = await rejection(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'APIConnectionTimeoutError');
+    assert.deepEqual(d.causes.map((c) => [c.type, c.code]), [['DOMException', '20']]);
+    assert.ok(d.causes.every((c) => !('name' in c) && !('attributes' in c)), 'a cause carries the proto Cause fields only');
+  });
+});
+
+describe('undici (fetch, and every SDK over it)', () => {
+  test('a body cut mid-way: TypeError "terminated", UND_ERR_SOCKET one cause down', async () => {
+    routes.cut = (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id": "x", "obj');
+      setTimeout(() => req.socket.destroy(), 10);
+    };
+    const err = await rejection(fetch(`${base}/cut`).then((r) => r.json()));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'TypeError');
+    assert.equal(d.message, 'terminated');
+    assert.deepEqual(d.causes.map((c) => [c.type, c.code]), [['SocketError', 'UND_ERR_SOCKET']]);
+  });
+
+  test('connection refused: ECONNREFUSED one cause down', async () => {
+    const port = await new Promise((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+    });
+    const err = await rejection(fetch(`http://127.0.0.1:${port}/`));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.message, 'fetch failed');
+    assert.equal(d.causes[0].code, 'ECONNREFUSED');
+  });
+
+  test('descriptorFromHttpResponse reads a failed Response with the body the caller read', async () => {
+    routes.gemini = json(429, { error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } });
+    const res = await fetch(`${base}/gemini`);
+    const d = lib.descriptorFromHttpResponse(res, await res.json(), { provider: 'gemini' });
+    assert.equal(d.type, 'Response');
+    assert.equal(d.http_status, 429);
+    assert.equal(d.code, 'RESOURCE_EXHAUSTED', "error.status, not error.code (the status)");
+    assert.equal(d.grpc_status, 8);
+    assert.match(d.message, /^429 Too Many Requests\nResource has been exhausted$/);
+    routes.ok = json(200, { candidates: [] });
+    const ok = await fetch(`${base}/ok`);
+    assert.equal(lib.descriptorFromHttpResponse(ok, await ok.json(), { provider: 'gemini' }), null);
+  });
+});
+
+describe('AWS SDK v3 (Bedrock Runtime)', () => {
+  test('a service error: its name is the code, $metadata the status, $fault an attribute', async () => {
+    routes.bedrock = json(429, { message: 'Too many requests' }, { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+    const err = await rejection(bedrock().send(new ConverseCommand({ modelId: 'm', messages })));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'ThrottlingException');
+    assert.deepEqual(d.supertypes, ['BedrockRuntimeServiceException', 'ServiceException', 'Error']);
+    assert.equal(d.http_status, 429);
+    assert.equal(d.code, 'ThrottlingException');
+    assert.deepEqual(d.attributes, { fault: 'client' });
+  });
+
+  test('an exception inside the event stream is the same class, without a status', async () => {
+    routes.bedrock = (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.end(Buffer.concat([
+        eventMessage({ ':message-type': 'event', ':event-type': 'messageStart', ':content-type': 'application/json' }, { role: 'assistant' }),
+        eventMessage({ ':message-type': 'exception', ':exception-type': 'modelStreamErrorException', ':content-type': 'application/json' }, { message: 'stream error', originalStatusCode: 500 }),
+      ]));
+    };
+    const err = await rejection((async () => {
+      const r = await bedrock().send(new ConverseStreamCommand({ modelId: 'm', messages }));
+      for await (const _ of r.stream);
+    })());
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'ModelStreamErrorException');
+    assert.equal(d.code, 'ModelStreamErrorException');
+    assert.equal(d.http_status, undefined);
+  });
+});
+
+describe('the AI SDK', () => {
+  test("APICallError: the code from the provider body in `data`", () => {
+    const openai = new APICallError({ message: 'quota', url: 'u', requestBodyValues: {}, statusCode: 429, data: { error: { code: 'insufficient_quota', type: 'insufficient_quota' } } });
+    assert.equal(lib.descriptorFromError(openai, provider).code, 'insufficient_quota');
+    const anthropic = new APICallError({ message: 'billing', url: 'u', requestBodyValues: {}, statusCode: 402, responseBody: '{"type":"error","error":{"type":"billing_error","message":"billing"}}' });
+    const d = lib.descriptorFromError(anthropic, provider);
+    assert.equal(d.code, 'billing_error');
+    assert.deepEqual(d.attributes, { name: 'AI_APICallError' });
+  });
+
+  test("StreamProviderError: the provider's error type is the code when there is none", () => {
+    const err = new StreamProviderError({ message: 'Overloaded', type: 'overloaded_error', statusCode: 529 });
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.code, 'overloaded_error');
+    assert.equal(d.http_status, 529);
+  });
+
+  test('RetryError (retries on): every attempt is a cause, each with its status', async () => {
+    routes.retry = json(429, { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '0' });
+    const model = createOpenAI({ baseURL: `${base}/retry`, apiKey: 'k' }).chat('m');
+    const err = await rejection(generateText({ model, prompt: 'hi', maxRetries: 1 }));
+    assert.ok(RetryError.isInstance(err));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.type, 'RetryError');
+    assert.deepEqual(d.causes.map((c) => [c.type, c.http_status, c.code]), [
+      ['APICallError', 429, 'rate_limit_exceeded'], ['APICallError', 429, 'rate_limit_exceeded'],
+    ]);
+  });
+});
+
+describe('descriptorFromResponse (failures that raise nothing)', () => {
+  const failure = (d) => d && [d.type, d.code, d.provider, d.supertypes[0], d.origin];
+  test('every shape the Python helper reads, the same output', () => {
+    assert.deepEqual(failure(lib.descriptorFromResponse([{ choices: [{ finish_reason: null }] }, { choices: [{ finish_reason: 'content_filter' }], model: 'gpt-4o' }], { provider: 'azure' })),
+      ['errorclass.FinishReason', 'content_filter', 'azure', 'errorclass.ResponseFailure', 'provider']);
+    assert.deepEqual(failure(lib.descriptorFromResponse({ type: 'message', stop_reason: 'refusal', model: 'claude' })),
+      ['errorclass.FinishReason', 'refusal', 'anthropic', 'errorclass.ResponseFailure', 'provider']);
+    assert.deepEqual(failure(lib.descriptorFromResponse({ promptFeedback: { blockReason: 'SAFETY' } })),
+      ['errorclass.PromptBlocked', 'SAFETY', 'gemini', 'errorclass.ResponseFailure', 'provider']);
+    assert.deepEqual(failure(lib.descriptorFromResponse({ stream: [{ messageStart: { role: 'assistant' } }, { messageStop: { stopReason: 'guardrail_intervened' } }] })),
+      ['errorclass.FinishReason', 'guardrail_intervened', 'bedrock', 'errorclass.ResponseFailure', 'provider']);
+    assert.deepEqual(failure(lib.descriptorFromResponse({ finishReason: 'content-filter', rawFinishReason: 'refusal' }, { provider: 'anthropic' })),
+      ['errorclass.FinishReason', 'refusal', 'anthropic', 'errorclass.ResponseFailure', 'provider']);
+    const d = lib.descriptorFromResponse({ candidates: [{ finishReason: 'SAFETY' }], modelVersion: 'gemini-2.5-flash' });
+    assert.equal(d.message, 'The gemini response ended with the failure finish reason SAFETY.');
+    assert.deepEqual(d.attributes, { model: 'gemini-2.5-flash' });
+  });
+
+  test('a normal stop and a length cut-off are no failure', () => {
+    for (const r of [{ stop_reason: 'max_tokens' }, { choices: [{ finish_reason: 'length' }] }, { candidates: [{ finishReason: 'MAX_TOKENS' }] }, { stopReason: 'end_turn' }, { promptFeedback: { blockReason: 'BLOCK_REASON_UNSPECIFIED' } }]) {
+      assert.equal(lib.descriptorFromResponse(r), null, JSON.stringify(r));
+    }
+  });
+});
