@@ -313,14 +313,14 @@ class Clusterer:
         )
 
     def _trend(self, accs: list[_Acc]) -> tuple[int, ...]:
-        if self.start is None or self.end is None:
+        if self.start is None or self.end is None or self.end <= self.start:
             return ()
         span = self.end - self.start
         counts = [0] * TREND_BUCKETS
         for a in accs:
             for b, n in a.bins.items():
                 at = b * self._resolution
-                i = 0 if span <= 0 else int((at - self.start) / span * TREND_BUCKETS)
+                i = int((at - self.start) / span * TREND_BUCKETS)
                 counts[max(0, min(TREND_BUCKETS - 1, i))] += n
         return tuple(counts)
 
