@@ -108,7 +108,7 @@ class Cluster:
             return ""
         top = max(self.trend) or 1
         return "".join(
-            " " if n == 0 else SPARKS[min(len(SPARKS) - 1, n * len(SPARKS) // (top + 1))]
+            "·" if n == 0 else SPARKS[min(len(SPARKS) - 1, n * len(SPARKS) // (top + 1))]
             for n in self.trend
         )
 

@@ -48,9 +48,10 @@ from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
+from classifier.regress.cases import read_case_file
 from classifier.regress.corpus import Entry
 from classifier.regress.diff import RuleDiff, diff_rulesets, render_json, render_markdown
-from classifier.regress.runner import run_cases
+from classifier.regress.runner import check_case
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 from classifier.text import and_list, plural
@@ -364,6 +365,9 @@ class Checker:
         self.entries = entries
         self.clusters = clusters
         self.baseline = {_warning_key(d) for d in lint_report(ruleset).warnings}
+        self.catalog: dict[str, Any] = yaml.safe_load(
+            (rules_dir / "actions.yaml").read_text(encoding="utf-8")
+        )
         self.members: dict[str, set[str]] = {}
         """cluster id -> distinct descriptors Unknown under the target, by descriptor key."""
         seen: set[str] = set()
@@ -393,7 +397,7 @@ class Checker:
         with tempfile.TemporaryDirectory(prefix="classifier-propose-") as tmp:
             root = Path(tmp) / "rules"
             shutil.copytree(self.rules_dir, root)
-            _add_actions(root, [a for a in actions if a.new])
+            _add_actions(root, [a for a in actions if a.new], self.catalog)
             folder = root / DRAFTS_FOLDER
             folder.mkdir(exist_ok=True)
             (folder / "drafts.yaml").write_text(
@@ -416,17 +420,12 @@ class Checker:
             )
             problems += self._replay_problems(rule_id, rules, diff)
             if cases and not problems:
-                (folder / "drafts.cases.yaml").write_text(
+                path = folder / "drafts.cases.yaml"
+                path.write_text(
                     yaml.safe_dump({"cases": list(cases)}, sort_keys=False, allow_unicode=True),
                     encoding="utf-8",
                 )
-                report = run_cases([folder / "drafts.cases.yaml"])
-                if not report.ok:
-                    problems += [
-                        f"case {r.name}: {r.status.value}"
-                        for r in report.results
-                        if not r.status.ok
-                    ] or ["the drafted cases did not run"]
+                problems += _case_problems(head, path)
             return problems, diff
 
     def _replay_problems(
@@ -479,6 +478,18 @@ class Checker:
         return problems
 
 
+def _case_problems(head: Ruleset, path: Path) -> list[str]:
+    """The drafted case file, read as `classifier test` reads it, judged under `head`."""
+    case_file = read_case_file(path)
+    problems = [f"cases: {d.render()}" for d in case_file.diagnostics]
+    problems += [f"cases: {d.render()}" for bad in case_file.bad_cases for d in bad.diagnostics]
+    for case in case_file.cases:
+        result = check_case(head, case)
+        if not result.status.ok:
+            problems.append(f"case {case.note!r}: {result.status.value}")
+    return problems
+
+
 _AT = re.compile(r"\S+\.yaml:\d+:\d+")
 
 
@@ -487,15 +498,18 @@ def _warning_key(d: Diagnostic) -> tuple[str, str, str]:
     return (str(d.code), d.rule_id, _AT.sub("<at>", d.message))
 
 
-def _add_actions(root: Path, actions: Sequence[ActionChoice]) -> None:
-    """Drafted catalog entries appended to the copy's actions.yaml."""
+def _add_actions(root: Path, actions: Sequence[ActionChoice], catalog: dict[str, Any]) -> None:
+    """Drafted catalog entries appended (once each) to the copy's actions.yaml."""
     if not actions:
         return
-    path = root / "actions.yaml"
-    catalog = yaml.safe_load(path.read_text(encoding="utf-8"))
-    known = {a["id"] for a in catalog["actions"]}
-    catalog["actions"] += [{"id": a.id, "summary": a.summary} for a in actions if a.id not in known]
-    path.write_text(yaml.safe_dump(catalog, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    entries = list(catalog["actions"])
+    known = {a["id"] for a in entries}
+    for a in actions:
+        if a.id not in known:
+            known.add(a.id)
+            entries.append({"id": a.id, "summary": a.summary})
+    text = yaml.safe_dump({**catalog, "actions": entries}, sort_keys=False, allow_unicode=True)
+    (root / "actions.yaml").write_text(text, encoding="utf-8")
 
 
 def _rule(rule_id: str, c: Cluster, draft: Draft, klass: ClassChoice, action: ActionChoice,

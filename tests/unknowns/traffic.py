@@ -16,8 +16,9 @@ import copy
 import datetime as dt
 import random
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -232,3 +233,57 @@ class Traffic:
         items += [self.classified_one() for _ in range(classified)]
         self.rng.shuffle(items)
         yield from items
+
+
+@dataclass
+class Recovery:
+    """How the clusters found compare with the true ones: each family in one cluster, and no
+    cluster holding two families."""
+
+    rows: list[tuple[str, int, tuple[str, ...]]] = field(default_factory=list)
+    """(family, Unknowns, the clusters its members landed in)."""
+    mixed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """cluster id -> the families it holds, for each cluster holding more than one."""
+    clusters: int = 0
+
+    @property
+    def split(self) -> list[str]:
+        return [family for family, _, found in self.rows if len(found) != 1]
+
+    @property
+    def exact(self) -> bool:
+        return not self.split and not self.mixed and self.clusters == len(self.rows)
+
+    def lines(self) -> list[str]:
+        kept = len(self.rows) - len(self.split)
+        pure = self.clusters - len(self.mixed)
+        out = [
+            f"{len(self.rows)} true clusters, {self.clusters} found: {kept} of {len(self.rows)} "
+            f"families in exactly one cluster, {pure} of {self.clusters} clusters holding one "
+            "family"
+        ]
+        out += [
+            f"  {family:<28} {count:>5} Unknowns -> {', '.join(found)}"
+            for family, count, found in self.rows
+        ]
+        out += [f"  MIXED {cid}: {', '.join(fams)}" for cid, fams in self.mixed.items()]
+        return out
+
+
+def measure(members: list[tuple[str, str]]) -> Recovery:
+    """Recovery from (true family, cluster id found) for every Unknown line."""
+    by_family: dict[str, Counter[str]] = {}
+    by_cluster: dict[str, set[str]] = {}
+    for family, cid in members:
+        by_family.setdefault(family, Counter())[cid] += 1
+        by_cluster.setdefault(cid, set()).add(family)
+    r = Recovery(clusters=len(by_cluster))
+    for family in sorted(by_family, key=lambda f: -sum(by_family[f].values())):
+        found = by_family[family]
+        r.rows.append((family, sum(found.values()), tuple(sorted(found))))
+    r.mixed = {cid: tuple(sorted(f)) for cid, f in by_cluster.items() if len(f) > 1}
+    return r
+
+
+RECOVERY: list[Recovery] = []
+"""Filled by the recovery test, printed in pytest's terminal summary (tests/unknowns/conftest.py)."""
