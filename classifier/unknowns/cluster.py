@@ -38,7 +38,8 @@ TREND_BUCKETS = 8
 MAX_BINS = 100_000
 """Time bins kept across all clusters; past it, bins double in width."""
 CACHE_MAX = 200_000
-"""Masked messages remembered (and not mined again) before the memory is cleared."""
+"""Messages and masked messages remembered (not masked or mined again) before the memory is
+cleared."""
 SPARKS = "▁▂▃▄▅▆▇█"
 
 
@@ -53,6 +54,8 @@ class Example:
     where: str
     ts: float | None
     descriptor: dict[str, Any]
+    masked: str = ""
+    """The masked message: examples of one cluster are picked to differ in it."""
 
     def parsed(self) -> Descriptor:
         """The validated descriptor; raises DescriptorError when the line's is malformed."""
@@ -71,7 +74,8 @@ class Cluster:
     last_seen: float | None
     versions: dict[str, int]
     trend: tuple[int, ...]
-    """Counts in TREND_BUCKETS equal parts of the log's time span (empty without times)."""
+    """Counts in TREND_BUCKETS equal parts of the log's time span (empty without times, or
+    when the log spans only a few seconds)."""
     examples: tuple[Example, ...]
     sample: tuple[dict[str, Any], ...]
     share: float = 0.0
@@ -160,6 +164,8 @@ class Clusterer:
         self.miner = TemplateMiner()
         self._accs: dict[tuple[StructuralKey, int], _Acc] = {}
         self._seen: dict[tuple[StructuralKey, str], int] = {}
+        self._masks: dict[str, str] = {}
+        """Messages masked already (real traffic repeats its messages word for word)."""
         self._resolution = 1.0
         self._bins = 0
         self.unknowns = 0
@@ -189,7 +195,13 @@ class Clusterer:
             return
         self.unknowns += record.weight
         key = structural_key(record.descriptor, record.reason)
-        masked = mask(str(record.descriptor.get("message", "")))
+        message = str(record.descriptor.get("message", ""))
+        masked = self._masks.get(message)
+        if masked is None:
+            masked = mask(message)
+            if len(self._masks) >= CACHE_MAX:
+                self._masks.clear()
+            self._masks[message] = masked
         seen = (key, masked)
         tid = self._seen.get(seen)
         if tid is None:
@@ -200,7 +212,7 @@ class Clusterer:
         acc = self._accs.get((key, tid))
         if acc is None:
             acc = self._accs[key, tid] = _Acc()
-        self._count(acc, record)
+        self._count(acc, record, masked)
 
     def _answer(self, record: Record) -> bool:
         """Classify a record that came without an answer; False (an error) without a ruleset."""
@@ -221,7 +233,7 @@ class Clusterer:
             record.version = record.version or self.ruleset.version
         return True
 
-    def _count(self, acc: _Acc, record: Record) -> None:
+    def _count(self, acc: _Acc, record: Record, masked: str) -> None:
         acc.count += record.weight
         ts = record.ts
         if ts is not None:
@@ -237,12 +249,12 @@ class Clusterer:
                 self._coarsen()
         if record.version:
             acc.versions[record.version] += record.weight
-        example = Example(record.where, ts, record.descriptor)
+        example = Example(record.where, ts, record.descriptor, masked)
         kept = acc.examples
         if len(kept) < 2:
             kept.append(example)
-        elif _message(kept[1]) == _message(kept[0]) != _message(example):
-            kept[1] = example  # a second example whose message differs, when there is one
+        elif _difference(kept[0], kept[1]) < _difference(kept[0], example):
+            kept[1] = example  # a second example that differs from the first, when one does
         elif len(kept) < EXAMPLES:
             kept.append(example)
         else:
@@ -313,9 +325,11 @@ class Clusterer:
         )
 
     def _trend(self, accs: list[_Acc]) -> tuple[int, ...]:
-        if self.start is None or self.end is None or self.end <= self.start:
+        if self.start is None or self.end is None:
             return ()
         span = self.end - self.start
+        if span < self._resolution * TREND_BUCKETS:
+            return ()  # too short a log for its time bins to say anything
         counts = [0] * TREND_BUCKETS
         for a in accs:
             for b, n in a.bins.items():
@@ -326,11 +340,18 @@ class Clusterer:
 
 
 def _message(e: Example) -> str:
-    return str(e.descriptor.get("message", ""))
+    return e.masked
+
+
+def _difference(a: Example, b: Example) -> int:
+    """2 when the masked messages differ (another variant), 1 when only the values do."""
+    if a.masked != b.masked:
+        return 2
+    return 1 if a.descriptor.get("message") != b.descriptor.get("message") else 0
 
 
 def _distinct(examples: list[Example]) -> list[Example]:
-    """First seen first, then ones whose message differs from those kept."""
+    """First seen first, then ones whose masked message differs from those kept."""
     out: list[Example] = []
     for e in examples:
         if all(_message(e) != _message(k) for k in out):
