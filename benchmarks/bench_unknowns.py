@@ -92,7 +92,7 @@ def run(label: str, log: Path, lines: int) -> None:
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{label}: exit {done.returncode}: {done.stderr[-2000:]}")
-    _, peak, _, cpu = done.stderr.rsplit("peak_kib", 1)[1].split()[:4]
+    peak, _, cpu = done.stderr.rsplit("peak_kib", 1)[1].split()[:3]
     peak_kib, cpu_s = int(peak), float(cpu)
     load = os.getloadavg()[0]
     clusters = done.stdout.count('"id": "u')

@@ -311,7 +311,8 @@ def drafts(c: Cluster) -> list[Draft]:
 def rule_id_for(c: Cluster, taken: set[str]) -> str:
     """`language.kebab-type` (`python.attribute-error`), with the cluster id when taken."""
     tail = c.key.type.replace("::", ".").split(".")[-1].split("$")[-1]
-    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", tail).lower().strip("-_") or "error"
+    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", tail)
+    kebab = kebab.lower().strip("-_") or "error"
     base = f"{c.key.language or 'any'}.{kebab}"
     return base if base not in taken else f"{base}-{c.id}"
 
