@@ -389,7 +389,6 @@ class Checker:
 
     def check(
         self,
-        rule_id: str,
         rules: Sequence[tuple[Cluster, dict[str, Any]]],
         actions: Iterable[ActionChoice],
         cases: Sequence[dict[str, Any]] = (),
@@ -419,7 +418,7 @@ class Checker:
             diff = diff_rulesets(
                 self.ruleset, head, self.entries, base_label="target", head_label="with the draft"
             )
-            problems += self._replay_problems(rule_id, rules, diff)
+            problems += self._replay_problems(rules, diff)
             if cases and not problems:
                 path = folder / "drafts.cases.yaml"
                 path.write_text(
@@ -430,7 +429,7 @@ class Checker:
             return problems, diff
 
     def _replay_problems(
-        self, rule_id: str, rules: Sequence[tuple[Cluster, dict[str, Any]]], diff: RuleDiff
+        self, rules: Sequence[tuple[Cluster, dict[str, Any]]], diff: RuleDiff
     ) -> list[str]:
         wanted: dict[str, tuple[str, str]] = {}
         for cluster, rule in rules:
@@ -582,7 +581,7 @@ def propose(report: Report, checker: Checker) -> list[Proposal]:
         cases = _cases(c, rule_id, klass)
         for draft in drafts(c):
             rule = _rule(rule_id, c, draft, klass, action, ruleset)
-            problems, diff = checker.check(rule_id, [(c, rule)], [action], cases)
+            problems, diff = checker.check([(c, rule)], [action], cases)
             proposal.attempts.append(Attempt(draft, problems, diff))
             if not problems:
                 proposal.status, proposal.rule, proposal.cases = "proposed", rule, cases
@@ -612,7 +611,6 @@ def check_together(proposals: Sequence[Proposal], checker: Checker) -> list[str]
     if len(accepted) < 2:
         return []
     problems, _ = checker.check(
-        "",
         [(p.cluster, p.rule) for p in accepted if p.rule is not None],
         [p.action for p in accepted if p.action is not None],
     )
