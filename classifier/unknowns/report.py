@@ -129,6 +129,15 @@ def when(ts: float | None) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def iso(ts: float | None) -> str | None:
+    """A time as JSON gives it: ISO 8601 in UTC (`2026-11-29T08:00:00Z`), None when unknown."""
+    if ts is None:
+        return None
+    return (
+        dt.datetime.fromtimestamp(ts, dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    )
+
+
 def _short(text: str, limit: int = MAX_MESSAGE) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -251,13 +260,12 @@ def cluster_dict(a: Assessed, ruleset: Ruleset | None) -> dict[str, Any]:
         "reason": c.reason,
         "key": c.key.as_dict(),
         "template": c.template,
-        "first_seen": when(c.first_seen) if c.first_seen is not None else None,
-        "last_seen": when(c.last_seen) if c.last_seen is not None else None,
+        "first_seen": iso(c.first_seen),
+        "last_seen": iso(c.last_seen),
         "ruleset_versions": c.versions,
         "trend": {"buckets": list(c.trend), "label": c.trend_label()},
         "examples": [
-            {"where": e.where, "ts": when(e.ts) if e.ts else None, "descriptor": e.descriptor}
-            for e in c.examples
+            {"where": e.where, "ts": iso(e.ts), "descriptor": e.descriptor} for e in c.examples
         ],
     }
     if ruleset is not None:
@@ -295,8 +303,8 @@ def report_dict(r: Report) -> dict[str, Any]:
         "unknowns": c.unknowns,
         "lines": c.lines,
         "clusters": len(c.clusters),
-        "start": when(c.start) if c.start is not None else None,
-        "end": when(c.end) if c.end is not None else None,
+        "start": iso(c.start),
+        "end": iso(c.end),
         "sources": r.sources,
     }
     if r.ruleset is not None:

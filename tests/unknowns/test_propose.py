@@ -129,7 +129,11 @@ def test_origin_settles_the_class_and_a_conflict_offers_the_tied_classes(
         tmp_path / "d.jsonl",
         rules,
         [
-            {"type": "com.example.Tool", "origin": "tool", "message": f"tool {i} broke"}
+            {
+                "type": "com.example.Tool",
+                "origin": "tool",
+                "message": f"tool {i} broke for a{i}@x.io",
+            }
             for i in range(3)
         ]
         + [{"type": "com.example.E", "origin": "provider", "code": "X", "message": "slow down"}]
@@ -141,6 +145,9 @@ def test_origin_settles_the_class_and_a_conflict_offers_the_tied_classes(
     )
     assert tool["class"]["settled"] is True
     assert tool["class"]["proposed"] == "ToolError"
+    # the case file drafted from the examples keeps no email, and still passes (checked)
+    messages = sorted(case["descriptor"]["message"] for case in tool["cases"])
+    assert messages == [f"tool {i} broke for <REDACTED:email>" for i in range(3)]
     assert conflict["class"]["settled"] is False
     assert [c["class"] for c in conflict["class"]["plausible"]][:2] == [
         "ProviderError",
