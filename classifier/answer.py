@@ -71,6 +71,28 @@ class NearMiss:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleVerdict:
+    """Why one named rule did or did not decide a descriptor (`explain --rule`).
+
+    `outcome` is `decided`; `no_match` (the conditions that held and failed, with what the
+    descriptor had where each failed look); `lost` (it matched, and lost at precedence
+    `step` to `rivals`, for `reason`); or `conflict` (it tied with `rivals` and they
+    disagreed, so the answer is Unknown).
+    """
+
+    rule_id: str
+    location: str
+    class_name: str
+    outcome: str
+    held_conditions: tuple[str, ...] = ()
+    failed_conditions: tuple[str, ...] = ()
+    observed: tuple[str, ...] = ()
+    step: str = ""
+    rivals: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """How the engine reached an answer: matches best first, decisions, near misses."""
 

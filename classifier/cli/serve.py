@@ -18,6 +18,7 @@ from classifier.server.app import (
 from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
 from classifier.server.runtime import load_rulesets
 from classifier.server.shadow import DEFAULT_EXAMPLES
+from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
 from classifier.server.workers import check_workers, serve_workers
 
 
@@ -85,7 +86,7 @@ def add_parser(sub: Any) -> None:
     observe.add_argument(
         "--metrics-addr",
         metavar="HOST:PORT",
-        help="serve /metrics, /-/healthy and /-/ready over HTTP here (default: off)",
+        help="serve /metrics, /-/healthy, /-/ready and /-/unknowns over HTTP here (default: off)",
     )
     observe.add_argument(
         "--enable-reload-endpoint",
@@ -116,6 +117,15 @@ def add_parser(sub: Any) -> None:
         default=DEFAULT_BACKUPS,
         metavar="N",
         help=f"rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl (default: {DEFAULT_BACKUPS})",
+    )
+
+    observe.add_argument(
+        "--unknown-sample-bytes",
+        type=int,
+        default=DEFAULT_SAMPLE_BYTES,
+        metavar="N",
+        help="keep the newest redacted Unknown per failure in at most N bytes, served as "
+        f"GET /-/unknowns on --metrics-addr; 0 turns it off (default: {DEFAULT_SAMPLE_BYTES})",
     )
 
     edge = p.add_argument_group("TLS and limits")
@@ -179,6 +189,7 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         decision_log_max_bytes=args.decision_log_max_bytes,
         decision_log_backups=args.decision_log_backups,
         shadow_examples=args.shadow_examples,
+        unknown_sample_bytes=args.unknown_sample_bytes,
         tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
         limits=ServerLimits(
             max_request_bytes=args.max_request_bytes,

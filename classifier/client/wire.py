@@ -14,7 +14,14 @@ from __future__ import annotations
 from typing import TypeVar, cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.answer import Action, Explanation, NearMiss, PrecedenceDecision, RuleMatch
+from classifier.answer import (
+    Action,
+    Explanation,
+    NearMiss,
+    PrecedenceDecision,
+    RuleMatch,
+    RuleVerdict,
+)
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo, RulesetLayer, error_class
 from classifier.descriptor import Cause, Descriptor
 from classifier.taxonomy import Effect, UnknownReason
@@ -121,6 +128,21 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
             )
             for n in e.near_misses
         ),
+    )
+
+
+def verdict_from_proto(v: pb.RuleVerdict) -> RuleVerdict:
+    return RuleVerdict(
+        rule_id=v.rule_id,
+        location=v.location,
+        class_name=v.class_name,
+        outcome=v.outcome,
+        held_conditions=tuple(v.held_conditions),
+        failed_conditions=tuple(v.failed_conditions),
+        observed=tuple(v.observed),
+        step=v.step,
+        rivals=tuple(v.rivals),
+        reason=v.reason,
     )
 
 

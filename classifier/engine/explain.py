@@ -10,11 +10,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from classifier.answer import Classification, NearMiss
+from classifier.answer import Classification, NearMiss, RuleVerdict
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
-from classifier.engine.trace import ExplainTracer
+from classifier.engine.trace import ExplainTracer, decision, observed
 from classifier.source.descriptor_file import render_descriptor
 from classifier.taxonomy import UnknownReason
 from classifier.text import and_list, depth_phrase, plural
@@ -25,6 +25,80 @@ def explain(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
     tracer = ExplainTracer(descriptor=descriptor)
     result = classify(ruleset, descriptor, tracer)
     return dataclasses.replace(result, explanation=tracer.explanation)
+
+
+def explain_rule(
+    ruleset: Ruleset, descriptor: Descriptor, rule_id: str
+) -> tuple[Classification, RuleVerdict]:
+    """The explained answer, and why rule `rule_id` did or did not decide it.
+
+    Raises KeyError when the ruleset has no such rule. The same traced evaluation as
+    `explain`: every rule's conditions were tested, so the named rule's results are read,
+    not recomputed.
+    """
+    rule = ruleset.rule(rule_id)
+    if rule is None:
+        raise KeyError(rule_id)
+    tracer = ExplainTracer(descriptor=descriptor)
+    result = dataclasses.replace(
+        classify(ruleset, descriptor, tracer), explanation=tracer.explanation
+    )
+    results = next(r for evaluated, r, _ in tracer.evaluations if evaluated is rule)
+    held = tuple(c.text for c, ok in results if ok)
+    failed = [c for c, ok in results if not ok]
+    base = (rule.id, str(rule.location), rule.outcome.error_class.name)
+    if failed:
+        return result, RuleVerdict(
+            *base,
+            "no_match",
+            held,
+            tuple(c.text for c in failed),
+            tuple(observed(c, descriptor) for c in failed),
+        )
+    if result.rule_id == rule.id:
+        return result, RuleVerdict(*base, "decided", held)
+    mine = next(m for m in tracer.matches if m.rule is rule)
+    top = tracer.top
+    if mine in top and not result.rule_id:  # tied at every step, and the tie disagrees
+        rivals = tuple(m.rule.id for m in top if m is not mine)
+        reason = (
+            f"{rule.id} ties with {and_list(list(rivals))} on type depth, condition count and "
+            "priority, and they disagree on class or effect, so the answer is Unknown (conflict)"
+        )
+        return result, RuleVerdict(*base, "conflict", held, step="conflict", rivals=rivals,
+                                   reason=reason)  # fmt: skip
+    winner = next((m for m in top if m.rule.id == result.rule_id), top[0])
+    d = decision(winner, mine)
+    rivals = (winner.rule.id,) if result.rule_id else tuple(m.rule.id for m in top)
+    reason = d.reason
+    if not result.rule_id:
+        reason += f" (and {and_list(list(rivals))} then tie and disagree: Unknown, conflict)"
+    return result, RuleVerdict(*base, "lost", held, step=d.step, rivals=rivals, reason=reason)
+
+
+def render_verdict(v: RuleVerdict) -> list[str]:
+    """Why one rule did or did not decide, as explain --rule prints it."""
+    lines = [f"rule {v.rule_id} -> {v.class_name}  {v.location}"]
+    if v.outcome == "decided":
+        lines.append("  decided this descriptor: it matched and won every precedence step")
+    elif v.outcome == "no_match":
+        count = len(v.held_conditions) + len(v.failed_conditions)
+        lines.append(
+            f"  did not match: {len(v.failed_conditions)} of {plural(count, 'condition')} failed"
+        )
+    elif v.outcome == "conflict":
+        lines.append(f"  matched, and tied with {and_list(list(v.rivals))}: {v.reason}")
+    else:
+        lines.append(
+            f"  matched, but lost at {_STEPS.get(v.step, v.step)}, to {and_list(list(v.rivals))}: "
+            f"{v.reason}"
+        )
+    lines += [f"     held:   {cond}" for cond in v.held_conditions]
+    lines += [
+        f"     failed: {cond}  ({seen})"
+        for cond, seen in zip(v.failed_conditions, v.observed, strict=True)
+    ]
+    return lines
 
 
 def render_classification(c: Classification) -> str:

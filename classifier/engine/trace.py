@@ -54,6 +54,8 @@ class ExplainTracer:
             tuple[CompiledRule, Sequence[tuple[Condition, bool]], int | None]
         ] = []
         self.explanation: Explanation | None = None
+        self.matches: tuple[Match, ...] = ()
+        self.top: tuple[Match, ...] = ()
 
     def evaluated(
         self, rule: CompiledRule, results: Sequence[tuple[Condition, bool]], depth: int | None
@@ -62,6 +64,7 @@ class ExplainTracer:
 
     def decided(self, matches: Sequence[Match], top: Sequence[Match], winner_rule_id: str) -> None:
         ordered = sorted(matches, key=lambda m: (m.rank, m.rule.order))
+        self.matches, self.top = tuple(ordered), tuple(top)
         self.explanation = Explanation(
             matches=tuple(_rule_match(m) for m in ordered),
             winner_rule_id=winner_rule_id,
@@ -130,6 +133,11 @@ def _decisions(
         )
     winner = next(m for m in ordered if m.rule.id == winner_rule_id)
     return tuple(_decision(winner, m) for m in ordered if m is not winner)
+
+
+def decision(winner: Match, loser: Match) -> PrecedenceDecision:
+    """The precedence step at which `winner` beats `loser`, and a sentence saying why."""
+    return _decision(winner, loser)
 
 
 def _decision(winner: Match, loser: Match) -> PrecedenceDecision:

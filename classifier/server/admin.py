@@ -5,6 +5,8 @@
     GET  /-/ready    200 while serving, 503 once shutdown has begun
     POST /-/reload   reload the rules now (only with --enable-reload-endpoint);
                      200 with each ruleset's reload status as JSON, 500 when one failed
+    GET  /-/unknowns the live sample of Unknowns as JSON Lines in the decision-log shape
+                     (the newest redacted descriptor per failure, with `"seen": N`)
 
 Kept off the gRPC port so that scraping and probing never compete with
 classification, and so that neither needs a client certificate under mTLS.
@@ -26,6 +28,7 @@ from classifier.server.holder import ReloadStatus
 
 Ready = Callable[[], bool]
 Reload = Callable[[str], Mapping[str, ReloadStatus]]
+Sample = Callable[[], str]
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
@@ -59,7 +62,9 @@ def _status_dict(status: ReloadStatus) -> dict[str, Any]:
     }
 
 
-def admin_app(registry: CollectorRegistry, ready: Ready, reload: Reload | None) -> Any:
+def admin_app(
+    registry: CollectorRegistry, ready: Ready, reload: Reload | None, unknowns: Sample | None = None
+) -> Any:
     """The WSGI application behind the side port."""
     metrics = make_wsgi_app(registry)
 
@@ -80,6 +85,10 @@ def admin_app(registry: CollectorRegistry, ready: Ready, reload: Reload | None) 
             if ready():
                 return reply(start, "200 OK", "ready\n", text)
             return reply(start, "503 Service Unavailable", "shutting down\n", text)
+        if path == "/-/unknowns":
+            if unknowns is None:
+                return reply(start, "404 Not Found", "the live Unknown sample is off\n", text)
+            return reply(start, "200 OK", unknowns(), "application/x-ndjson; charset=utf-8")
         if path == "/-/reload":
             if reload is None:
                 disabled = "reload endpoint disabled (--enable-reload-endpoint)\n"
@@ -99,12 +108,18 @@ class AdminServer:
     """The side port's HTTP server, on its own threads."""
 
     def __init__(
-        self, address: str, registry: CollectorRegistry, *, ready: Ready, reload: Reload | None
+        self,
+        address: str,
+        registry: CollectorRegistry,
+        *,
+        ready: Ready,
+        reload: Reload | None,
+        unknowns: Sample | None = None,
     ) -> None:
         host, port = split_address(address)
         server_class = _Server6 if ":" in host else _Server
         self._httpd = make_server(
-            host, port, admin_app(registry, ready, reload), server_class, _Quiet
+            host, port, admin_app(registry, ready, reload, unknowns), server_class, _Quiet
         )
         self.host = host
         self.port: int = self._httpd.server_port

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.answer import Action, Classification, Explanation
+from classifier.answer import Action, Classification, Explanation, RuleVerdict
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
@@ -163,6 +163,21 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
             for n in e.near_misses
         ],
         text=text,
+    )
+
+
+def verdict_to_proto(v: RuleVerdict) -> pb.RuleVerdict:
+    return pb.RuleVerdict(
+        rule_id=v.rule_id,
+        location=v.location,
+        class_name=v.class_name,
+        outcome=v.outcome,
+        held_conditions=v.held_conditions,
+        failed_conditions=v.failed_conditions,
+        observed=v.observed,
+        step=v.step,
+        rivals=v.rivals,
+        reason=v.reason,
     )
 
 

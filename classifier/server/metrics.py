@@ -130,6 +130,21 @@ class Metrics:
             "Decision log lines dropped because the writer fell behind.",
             registry=r,
         )
+        self.unknown_sample_bytes = Gauge(
+            "errorclass_unknown_sample_bytes",
+            "Bytes the live sample of Unknowns holds (GET /-/unknowns), within its cap.",
+            registry=r,
+        )
+        self.unknown_sample_clusters = Gauge(
+            "errorclass_unknown_sample_clusters",
+            "Failures (structural key and masked message) the live sample of Unknowns holds.",
+            registry=r,
+        )
+        self.unknown_sample_dropped = Counter(
+            "errorclass_unknown_sample_dropped",
+            "Unknowns the live sample did not take in because its queue was full.",
+            registry=r,
+        )
         self._unknown = {  # 0 from the start: the share is 0, not absent
             reason: self.unknown.labels(reason.name)
             for reason in (UnknownReason.no_match, UnknownReason.conflict)

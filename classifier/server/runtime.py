@@ -41,6 +41,8 @@ from classifier.server.reload import (
 from classifier.server.service import Observer
 from classifier.server.shadow import DEFAULT_EXAMPLES, Shadow
 from classifier.server.tls import TlsFiles
+from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
+from classifier.server.unknowns import UnknownSample
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class ServeConfig:
     decision_log_max_bytes: int = DEFAULT_MAX_BYTES
     decision_log_backups: int = DEFAULT_BACKUPS
     shadow_examples: int = DEFAULT_EXAMPLES
+    unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
+    """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
     tls: TlsFiles | None = None
     limits: ServerLimits = field(default_factory=ServerLimits)
     reuse_port: bool = False
@@ -119,6 +123,11 @@ class App:
             if config.decision_log
             else None
         )
+        self.sample = (
+            UnknownSample(self.metrics, max_bytes=config.unknown_sample_bytes)
+            if config.metrics_address and config.unknown_sample_bytes > 0
+            else None
+        )
         try:
             self._assemble(config, holders)
         except BaseException:
@@ -132,6 +141,8 @@ class App:
             observers.append(Shadow(self.candidate, self.metrics, examples=config.shadow_examples))
         if self.decisions is not None:
             observers.append(self.decisions)
+        if self.sample is not None:
+            observers.append(self.sample)
         self.server: Server = create_server(
             self.active,
             config.address,
@@ -160,6 +171,7 @@ class App:
                     self.metrics.registry,
                     ready=lambda: self.server.ready,
                     reload=self.reload if config.reload_endpoint else None,
+                    unknowns=self.sample.lines if self.sample is not None else None,
                 )
                 if config.metrics_address
                 else None
@@ -182,6 +194,8 @@ class App:
     def start(self) -> None:
         if self.decisions is not None:
             self.decisions.start()
+        if self.sample is not None:
+            self.sample.start()
         self.server.start()
         if self.admin is not None:
             self.admin.start()
@@ -206,6 +220,8 @@ class App:
         self.server.stop(self.config.grace if grace is None else grace)
         if self.decisions is not None:
             self.decisions.close()
+        if self.sample is not None:
+            self.sample.close()
         if self.admin is not None:
             self.admin.stop()
 

@@ -19,10 +19,10 @@ from grpc_status import rpc_status
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.answer import Classification
+from classifier.answer import Classification, RuleVerdict
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import explain
+from classifier.engine.explain import explain, explain_rule, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.server import convert
@@ -81,9 +81,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
-        result = _classify(ruleset, descriptor, request.explain)
+        result, verdict = _classify(ruleset, descriptor, request, context)
         self._observe(descriptor, result)
-        return self._responses_for(ruleset).response(result, descriptor)
+        return _with_verdict(self._responses_for(ruleset).response(result, descriptor), verdict)
 
     def ClassifyBatch(
         self, request: pb.ClassifyBatchRequest, context: grpc.ServicerContext
@@ -109,13 +109,20 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         if violations:
             abort_invalid(context, violations)
         results: list[Classification] = []
+        verdicts: dict[int, RuleVerdict] = {}
         for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
             if i % DEADLINE_CHECK_EVERY == 0:
                 _give_up_when_expired(context, f"after {i} of {count} answers")
-            results.append(_classify(ruleset, descriptor, item.explain))
+            result, verdict = _classify(ruleset, descriptor, item, context, f"requests[{i}].")
+            results.append(result)
+            if verdict is not None:
+                verdicts[i] = verdict
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        return self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
+        batch = self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
+        for i, verdict in verdicts.items():
+            _with_verdict(batch.responses[i], verdict)
+        return batch
 
     def ClassifyStream(
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext
@@ -123,9 +130,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         for i, request in enumerate(request_iterator):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
-            result = _classify(ruleset, descriptor, request.explain)
+            result, verdict = _classify(ruleset, descriptor, request, context, f"stream[{i}].")
             self._observe(descriptor, result)
-            yield self._responses_for(ruleset).response(result, descriptor)
+            yield _with_verdict(self._responses_for(ruleset).response(result, descriptor), verdict)
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
@@ -185,5 +192,37 @@ def _descriptor(
         abort_invalid(context, exc.violations)
 
 
-def _classify(ruleset: Ruleset, descriptor: Descriptor, want_explanation: bool) -> Classification:
-    return explain(ruleset, descriptor) if want_explanation else classify(ruleset, descriptor)
+def _classify(
+    ruleset: Ruleset,
+    descriptor: Descriptor,
+    request: pb.ClassifyRequest,
+    context: grpc.ServicerContext,
+    within: str = "",
+) -> tuple[Classification, RuleVerdict | None]:
+    """The answer, explained when asked; with explain_rule, also that rule's verdict."""
+    if not request.explain:
+        return classify(ruleset, descriptor), None
+    if not request.explain_rule:
+        return explain(ruleset, descriptor), None
+    try:
+        return explain_rule(ruleset, descriptor, request.explain_rule)
+    except KeyError:
+        abort_invalid(
+            context,
+            [
+                FieldViolation(
+                    f"{within}explain_rule",
+                    f"the serving ruleset ({ruleset.name} {ruleset.version}) has no rule "
+                    f"{request.explain_rule!r}",
+                )
+            ],
+        )
+
+
+def _with_verdict(
+    response: pb.ClassifyResponse, verdict: RuleVerdict | None
+) -> pb.ClassifyResponse:
+    if verdict is not None:
+        response.explanation.rule_verdict.CopyFrom(convert.verdict_to_proto(verdict))
+        response.explanation.text += "\n\n" + "\n".join(render_verdict(verdict))
+    return response

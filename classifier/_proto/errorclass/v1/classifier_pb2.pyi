@@ -148,12 +148,14 @@ class Action(_message.Message):
     def __init__(self, id: _Optional[str] = ..., summary: _Optional[str] = ..., runbook_url: _Optional[str] = ...) -> None: ...
 
 class ClassifyRequest(_message.Message):
-    __slots__ = ("descriptor", "explain")
+    __slots__ = ("descriptor", "explain", "explain_rule")
     DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
     EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_RULE_FIELD_NUMBER: _ClassVar[int]
     descriptor: ExceptionDescriptor
     explain: bool
-    def __init__(self, descriptor: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., explain: _Optional[bool] = ...) -> None: ...
+    explain_rule: str
+    def __init__(self, descriptor: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., explain: _Optional[bool] = ..., explain_rule: _Optional[str] = ...) -> None: ...
 
 class ClassifyResponse(_message.Message):
     __slots__ = ("error_class", "class_name", "action", "effect", "retryable", "rule_id", "ruleset_version", "ruleset_digest", "unknown_reason", "explanation")
@@ -180,18 +182,44 @@ class ClassifyResponse(_message.Message):
     def __init__(self, error_class: _Optional[_Union[RunErrorClass, str]] = ..., class_name: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., effect: _Optional[_Union[RunEffect, str]] = ..., retryable: _Optional[bool] = ..., rule_id: _Optional[str] = ..., ruleset_version: _Optional[str] = ..., ruleset_digest: _Optional[str] = ..., unknown_reason: _Optional[_Union[UnknownReason, str]] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
 
 class Explanation(_message.Message):
-    __slots__ = ("matches", "winner_rule_id", "decisions", "near_misses", "text")
+    __slots__ = ("matches", "winner_rule_id", "decisions", "near_misses", "text", "rule_verdict")
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     WINNER_RULE_ID_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     NEAR_MISSES_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    RULE_VERDICT_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[RuleMatch]
     winner_rule_id: str
     decisions: _containers.RepeatedCompositeFieldContainer[PrecedenceDecision]
     near_misses: _containers.RepeatedCompositeFieldContainer[NearMiss]
     text: str
-    def __init__(self, matches: _Optional[_Iterable[_Union[RuleMatch, _Mapping]]] = ..., winner_rule_id: _Optional[str] = ..., decisions: _Optional[_Iterable[_Union[PrecedenceDecision, _Mapping]]] = ..., near_misses: _Optional[_Iterable[_Union[NearMiss, _Mapping]]] = ..., text: _Optional[str] = ...) -> None: ...
+    rule_verdict: RuleVerdict
+    def __init__(self, matches: _Optional[_Iterable[_Union[RuleMatch, _Mapping]]] = ..., winner_rule_id: _Optional[str] = ..., decisions: _Optional[_Iterable[_Union[PrecedenceDecision, _Mapping]]] = ..., near_misses: _Optional[_Iterable[_Union[NearMiss, _Mapping]]] = ..., text: _Optional[str] = ..., rule_verdict: _Optional[_Union[RuleVerdict, _Mapping]] = ...) -> None: ...
+
+class RuleVerdict(_message.Message):
+    __slots__ = ("rule_id", "location", "class_name", "outcome", "held_conditions", "failed_conditions", "observed", "step", "rivals", "reason")
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    HELD_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    FAILED_CONDITIONS_FIELD_NUMBER: _ClassVar[int]
+    OBSERVED_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    RIVALS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    rule_id: str
+    location: str
+    class_name: str
+    outcome: str
+    held_conditions: _containers.RepeatedScalarFieldContainer[str]
+    failed_conditions: _containers.RepeatedScalarFieldContainer[str]
+    observed: _containers.RepeatedScalarFieldContainer[str]
+    step: str
+    rivals: _containers.RepeatedScalarFieldContainer[str]
+    reason: str
+    def __init__(self, rule_id: _Optional[str] = ..., location: _Optional[str] = ..., class_name: _Optional[str] = ..., outcome: _Optional[str] = ..., held_conditions: _Optional[_Iterable[str]] = ..., failed_conditions: _Optional[_Iterable[str]] = ..., observed: _Optional[_Iterable[str]] = ..., step: _Optional[str] = ..., rivals: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class RuleMatch(_message.Message):
     __slots__ = ("rule_id", "location", "class_name", "conditions", "type_depth", "condition_count", "priority", "effect", "fallback")

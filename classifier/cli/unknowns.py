@@ -1,0 +1,167 @@
+"""`classifier unknowns`: the Unknown answers grouped into failures, ranked, with drafted rules.
+
+Reads decision logs (a folder of rotated files included), JSON Lines and case files, or a
+running server's live sample (`--addr`, its `--metrics-addr`), and prints every cluster of
+Unknowns: count, share, first and last seen, ruleset versions, trend, examples, reason,
+and, given `--rules`, the near misses of its typical member and whether that ruleset
+covers it now. `--propose` drafts a rule per cluster and shows it only once it has passed
+its checks; `--write DIR` writes the drafts as files to review. Nothing is applied.
+
+Exit status: 0 when the report was made (Unknowns and refused drafts are information);
+2 when it could not be: a path or the ruleset is missing or invalid, the corpus has bad
+lines, the server cannot be reached, or nothing was read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from classifier.engine.compiler import load_ruleset
+from classifier.engine.ruleset import Ruleset
+from classifier.errors import RulesetError
+from classifier.regress.corpus import read_corpus
+from classifier.unknowns import propose
+from classifier.unknowns.cluster import Clusterer
+from classifier.unknowns.read import Classified, Record, read, read_lines
+from classifier.unknowns.report import RENDERERS, Report, assess
+
+EXIT_OK, EXIT_INVALID = 0, 2
+LIVE_PATH = "/-/unknowns"
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "unknowns",
+        help="group Unknown answers into failures, and draft rules for them",
+        description="Cluster the Unknown answers of decision logs, JSON Lines or case files "
+        "(or of a running server's live sample, --addr) by structure (language, type, "
+        "supertypes, origin, statuses, code, provider, causes) and then by message template, "
+        "and rank the clusters by count. With --rules, each cluster's typical member is "
+        "explained (near misses) and the ruleset's coverage of it is checked; --propose "
+        "drafts a rule per cluster, proven on the whole corpus before it is shown.",
+    )
+    p.add_argument(
+        "--rules",
+        metavar="DIR",
+        help="the ruleset in force: classifies lines without an answer, gives near misses, "
+        "says which clusters it covers now, and is what --propose drafts against",
+    )
+    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument("--top", type=int, metavar="N", help="show the N largest clusters only")
+    p.add_argument(
+        "--addr",
+        metavar="HOST:PORT",
+        help=f"also read a running server's live sample (GET {LIVE_PATH} on its --metrics-addr)",
+    )
+    p.add_argument(
+        "--propose",
+        action="store_true",
+        help="draft a rule, an action and a case file per cluster; show each only once it "
+        "loads, passes check --strict and replays to exactly that cluster (needs --rules)",
+    )
+    p.add_argument(
+        "--write",
+        metavar="DIR",
+        type=Path,
+        help="with --propose: write each checked draft under DIR for review (applies nothing)",
+    )
+    p.add_argument(
+        "corpus",
+        nargs="*",
+        metavar="CORPUS",
+        help="decision logs, JSON Lines files (.jsonl, .ndjson, .json; - for stdin), case "
+        "files, or folders of them",
+    )
+    p.set_defaults(run=run, parser=p)
+
+
+def fetch_live(address: str, timeout: float = 10.0) -> str:
+    """The live sample of the server whose admin port is `address`, as JSON Lines."""
+    url = f"http://{address}{LIVE_PATH}"
+    with urllib.request.urlopen(url, timeout=timeout) as reply:
+        body: bytes = reply.read()
+    return body.decode("utf-8")
+
+
+def _records(
+    args: argparse.Namespace, live: str, errors: list[str]
+) -> Iterator[Record | Classified]:
+    if args.addr:
+        yield from read_lines(io.StringIO(live), f"{args.addr}{LIVE_PATH}", errors)
+    if args.corpus:
+        yield from read(args.corpus, errors)
+
+
+def _propose(
+    args: argparse.Namespace, report: Report, ruleset: Ruleset, live: str, errors: list[str]
+) -> int:
+    """Check a draft per cluster against the whole corpus, print them, and write them."""
+    with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
+        paths = list(args.corpus)
+        if args.addr:
+            sample = Path(tmp) / "live.jsonl"
+            sample.write_text(live, encoding="utf-8")
+            paths.append(str(sample))
+        corpus = read_corpus(paths)
+    errors += [e for e in corpus.errors if e not in errors]
+    checker = propose.Checker(Path(args.rules), ruleset, corpus.entries, report.clusters)
+    proposals = propose.propose(report, checker)
+    together = propose.check_together(proposals, checker)
+    sys.stdout.write(propose.RENDERERS[args.format](proposals, together))
+    if args.write:
+        for path in propose.write(proposals, args.write):
+            print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    parser: argparse.ArgumentParser = args.parser
+    if not args.corpus and not args.addr:
+        parser.error("give a corpus (files or folders) or --addr HOST:PORT")
+    if args.propose and not args.rules:
+        parser.error("--propose needs --rules (the ruleset the drafts are checked against)")
+    if args.write and not args.propose:
+        parser.error("--write needs --propose")
+    ruleset: Ruleset | None = None
+    if args.rules:
+        try:
+            ruleset = load_ruleset(args.rules)
+        except RulesetError as exc:
+            print(f"classifier unknowns: {args.rules} is invalid:", file=sys.stderr)
+            print(exc.render(), file=sys.stderr)
+            return EXIT_INVALID
+    errors: list[str] = []
+    clusterer = Clusterer(ruleset, keep_assignments=args.propose)
+    try:
+        live = fetch_live(args.addr) if args.addr else ""
+        clusterer.feed(_records(args, live, errors))
+    except (OSError, UnicodeDecodeError, urllib.error.URLError) as exc:
+        print(f"classifier unknowns: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    clusters = clusterer.result()
+    errors += clusters.errors
+    sources = [*([f"{args.addr}{LIVE_PATH}"] if args.addr else []), *args.corpus]
+    report = assess(clusters, ruleset, sources, args.top)
+    if args.propose:
+        assert ruleset is not None
+        code = _propose(args, report, ruleset, live, errors)
+    else:
+        sys.stdout.write(RENDERERS[args.format](report))
+        code = EXIT_OK
+    for error in errors:
+        print(error, file=sys.stderr)
+    if errors:
+        print(f"classifier unknowns: {len(errors)} bad corpus entries", file=sys.stderr)
+        return EXIT_INVALID
+    if clusters.lines == 0:
+        print("classifier unknowns: nothing was read", file=sys.stderr)
+        return EXIT_INVALID
+    return code

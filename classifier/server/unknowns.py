@@ -1,0 +1,143 @@
+"""The live sample of Unknowns: the newest redacted descriptor of each failure, in bounded memory.
+
+An observer of every answer. An Unknown is queued (a call never waits: when the queue
+is full the Unknown is dropped and counted), and a thread of its own redacts it (bearer
+tokens, API keys, emails, `key=secret` pairs, in the message, the causes' messages and
+the attributes), keys it by its structural key and masked message (the clusters of
+`classifier unknowns` before templating), and keeps the newest line per key with how
+many it stands for. The sample's size is counted in bytes (each line, its key and the
+bookkeeping around them); past `max_bytes` the keys updated longest ago are evicted.
+
+`GET /-/unknowns` on the admin port returns it as JSON Lines in the decision-log shape,
+each line with `"seen": N`, which `classifier unknowns --addr` reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import sys
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from classifier.answer import Classification
+from classifier.descriptor import Descriptor
+from classifier.server.decisions import answer_dict
+from classifier.server.log import utc_time
+from classifier.server.metrics import Metrics
+from classifier.source.descriptor_file import descriptor_dict
+from classifier.taxonomy import ErrorClass
+from classifier.unknowns.mask import mask, redact
+from classifier.unknowns.structure import structural_key
+
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+QUEUE_SIZE = 10_000
+ENTRY_OVERHEAD = 400
+"""Bytes counted per kept key beyond its line and key: the entry object, the ordered dict's
+link and its table slots (measured: tests/unknowns/test_live.py holds the real size to the cap)."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    line: str
+    """The decision-log line, without its closing brace (`seen` is added when read)."""
+    seen: int
+    size: int
+
+
+def redacted_descriptor(d: Descriptor) -> dict[str, Any]:
+    """The descriptor-file shape with secrets replaced in every free-text field."""
+    data = descriptor_dict(d)
+    if "message" in data:
+        data["message"] = redact(data["message"])
+    for cause in data.get("causes", ()):
+        if "message" in cause:
+            cause["message"] = redact(cause["message"])
+    if "attributes" in data:
+        data["attributes"] = {k: redact(v) for k, v in data["attributes"].items()}
+    return data
+
+
+class UnknownSample:
+    """The newest Unknown per failure, redacted, within `max_bytes`."""
+
+    def __init__(
+        self, metrics: Metrics, *, max_bytes: int = DEFAULT_MAX_BYTES, queue_size: int = QUEUE_SIZE
+    ) -> None:
+        self.max_bytes = max_bytes
+        self.metrics = metrics
+        self._queue: queue.Queue[tuple[float, Descriptor, Classification] | None] = queue.Queue(
+            queue_size
+        )
+        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._work, name="unknown-sample", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        """Take in what is queued, then stop the thread."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def classified(self, descriptor: Descriptor, result: Classification) -> None:
+        if result.error_class is not ErrorClass.Unknown:
+            return
+        try:
+            self._queue.put_nowait((time.time(), descriptor, result))
+        except queue.Full:
+            self.metrics.unknown_sample_dropped.inc()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            self.add(*item)
+
+    def add(self, at: float, descriptor: Descriptor, result: Classification) -> None:
+        """Keep this Unknown as its key's newest (the worker thread calls this)."""
+        data = redacted_descriptor(descriptor)
+        reason = result.unknown_reason.name
+        key = hashlib.blake2b(
+            f"{structural_key(data, reason).text()}\n{mask(data.get('message', ''))}".encode(),
+            digest_size=16,
+        ).digest()
+        record = {
+            "ts": utc_time(at),
+            "ruleset_version": result.ruleset_version,
+            "descriptor": data,
+            "answer": answer_dict(result),
+        }
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))[:-1]
+        size = sys.getsizeof(line) + sys.getsizeof(key) + ENTRY_OVERHEAD
+        with self._lock:
+            old = self._entries.pop(key, None)
+            seen = 1
+            if old is not None:
+                self._bytes -= old.size
+                seen += old.seen
+            self._entries[key] = _Entry(line, seen, size)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._entries:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= evicted.size
+            self.metrics.unknown_sample_bytes.set(self._bytes)
+            self.metrics.unknown_sample_clusters.set(len(self._entries))
+
+    @property
+    def bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def lines(self) -> str:
+        """The sample as JSON Lines, the key updated longest ago first."""
+        with self._lock:
+            entries = list(self._entries.values())
+        return "".join(f'{e.line},"seen":{e.seen}}}\n' for e in entries)
