@@ -7,9 +7,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, diff, explain, health, serve, test
+from classifier.cli import check, classify, diff, explain, health, reclassify, serve, test
 
-COMMANDS = (serve, check, classify, explain, test, diff, health)
+COMMANDS = (serve, check, classify, explain, test, diff, reclassify, health)
 
 
 def build_parser() -> argparse.ArgumentParser:
