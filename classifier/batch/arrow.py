@@ -535,9 +535,7 @@ def _grpc(arr: Array, label: str) -> Read:
 
 def _origin(arr: Array, label: str) -> Read:
     """An origin by number (the proto's) or by its lower-case name; null is unspecified."""
-    if _is_text(arr.type):
-        return _by_name(arr, _origin_named)
-    values, bad = _integers(arr, label)
+    values, bad = _by_name(arr, _origin_named) if _is_text(arr.type) else _integers(arr, label)
     return [0 if v is None else v for v in values], bad
 
 
