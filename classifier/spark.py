@@ -85,18 +85,26 @@ def java_home() -> str | None:
 
 
 def session(
-    master: str = "local[*]", *, app_name: str = "classifier", conf: Mapping[str, str] = {}
+    master: str | None = None, *, app_name: str = "classifier", conf: Mapping[str, str] = {}
 ) -> SparkSession:
-    """A SparkSession on `master` (any master URL). On a local master the driver binds to
-    the loopback address and the workers run this Python."""
+    """A SparkSession on `master` (any master URL).
+
+    Without one: the master spark-submit was given, when this process runs
+    under spark-submit, else `local[*]`. On a local master the driver binds
+    to the loopback address and the workers run this Python.
+    """
     home = java_home()
     if home is None:
         raise SparkSetupError(
             "Spark needs a Java runtime (17 or later): set JAVA_HOME or put `java` on the PATH"
         )
     os.environ.setdefault("JAVA_HOME", home)
-    builder = SparkSession.builder.master(master).appName(app_name)
-    if master.startswith("local"):
+    builder = SparkSession.builder.appName(app_name)
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        master = "local[*]"
+    if master is not None:
+        builder = builder.master(master)
+    if master is not None and master.startswith("local"):
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
             "spark.driver.host", "127.0.0.1"
         )

@@ -254,8 +254,8 @@ def decode(data: Batch, mapping: ColumnMapping | None = None) -> Decoded:
             names = [arr.type.field(i).name for i in range(arr.type.num_fields)]
             _known(names, FIELDS, f"column {name!r}")
             children = dict(zip(names, cast(pa.StructArray, arr).flatten(), strict=True))
-            nulls = arr.is_null().to_pylist() if arr.null_count else None
-            return _decode_rows(children, len(arr), nulls, f"column {name!r} field ")
+            nulls = arr.is_null() if arr.null_count else None
+            return _decode_columns(children, len(arr), nulls, f"column {name!r} field ")
         case FlatColumns(columns):
             _known(list(columns), FIELDS, "the column mapping")
             chosen = {f: columns.get(f, f) for f in FIELDS}
@@ -265,7 +265,7 @@ def decode(data: Batch, mapping: ColumnMapping | None = None) -> Decoded:
                         f"field {f!r} is mapped to column {col!r}: no such column"
                     )
             found = {f: _column(data, c) for f, c in chosen.items() if c in data.schema.names}
-            return _decode_rows(found, data.num_rows, None, "column ", chosen)
+            return _decode_columns(found, data.num_rows, None, "column ", chosen)
 
 
 def _column(data: Batch, name: str) -> Array:
@@ -322,6 +322,109 @@ def _from_json(text: str) -> Descriptor | DescriptorError:
         return descriptor_from_data(data)
     except DescriptorError as exc:
         return exc
+
+
+def _decode_columns(
+    columns: Mapping[str, Array],
+    n: int,
+    nulls: Array | None,
+    where: str,
+    names: Mapping[str, str] | None = None,
+) -> Decoded:
+    """Rows deduplicated by Arrow's hash kernels first, then the distinct ones read in Python.
+
+    Real tables repeat themselves: only the first row of each distinct
+    combination of values is taken into Python; the rest share its code.
+    """
+    keys = _row_keys(columns, nulls) if n > 1 else None
+    if keys is None:
+        return _decode_rows(columns, n, _bools(nulls), where, names)
+    encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(keys))
+    if len(encoded.dictionary) == n:  # nothing repeats: read every row
+        return _decode_rows(columns, n, _bools(nulls), where, names)
+    rows = cast(list[int], encoded.indices.to_pylist())
+    first = [-1] * len(encoded.dictionary)
+    for i, r in enumerate(rows):
+        if first[r] < 0:
+            first[r] = i
+    picks = pa.array(first, pa.int64())
+    chosen = {name: column.take(picks) for name, column in columns.items()}
+    sub = _decode_rows(
+        chosen, len(first), _bools(None if nulls is None else nulls.take(picks)), where, names
+    )
+    distinct = [sub.distinct[r] for r in sub.rows]
+    return Decoded(rows, distinct, first)
+
+
+def _bools(mask: Array | None) -> list[bool | None] | None:
+    return None if mask is None else mask.to_pylist()
+
+
+def _row_keys(columns: Mapping[str, Array], nulls: Array | None) -> Array | None:
+    """One string per row, equal for two rows exactly when all their values are equal.
+
+    Made by Arrow's kernels alone: each leaf column dictionary-encoded to
+    numbers (nulls included), lists and structs joined with a separator of
+    their own nesting level, so the string parses back one way only. None
+    when a column's type is one the kernels do not take: then every row is
+    read in Python.
+    """
+    try:
+        pieces = [_key(columns[name], 1) for name in FIELDS if name in columns]
+        if nulls is not None:
+            pieces.append(pc.cast(nulls, pa.string()))
+        return _join_columns(pieces, _SEPARATORS[0])
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError, IndexError):
+        return None
+
+
+_SEPARATORS = "|;,:/#%&!"
+"""One per nesting level; a leaf's key is digits, a null's N, so none appears in one."""
+
+
+def _key(arr: Array, depth: int) -> Array:
+    t = arr.type
+    sep = _SEPARATORS[depth]
+    if pa.types.is_map(t):
+        maps = cast("pa.MapArray[Any, Any]", arr)
+        offsets, start = _offsets(arr)
+        entries = _join_columns(
+            [
+                _key(maps.keys.slice(start, offsets[-1]), depth + 2),
+                _key(maps.items.slice(start, offsets[-1]), depth + 2),
+            ],
+            _SEPARATORS[depth + 1],
+        )
+        return _joined(arr, offsets, entries, sep)
+    if _is_list(t):
+        offsets, flat = _spans(arr)
+        return _joined(arr, offsets, _key(flat, depth + 1), sep)
+    if pa.types.is_struct(t):
+        children = cast(pa.StructArray, arr).flatten()
+        pieces = [_key(c, depth + 1) for c in children]
+        pieces.append(pc.cast(arr.is_null(), pa.string()))
+        return _join_columns(pieces, sep)
+    if pa.types.is_string_view(t):
+        arr = arr.cast(pa.string())
+    encoded = cast(
+        "pa.DictionaryArray[Any, Any]", pc.dictionary_encode(arr, null_encoding="encode")
+    )
+    return pc.cast(encoded.indices, pa.string())
+
+
+def _joined(arr: Array, offsets: list[int], items: Array, sep: str) -> Array:
+    """Each row's items joined by sep; a null list is N (its items, if any, ignored)."""
+    lists = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), items)
+    joined = cast(Array, pc.binary_join(lists, sep))
+    if arr.null_count:
+        joined = pc.if_else(arr.is_null(), pa.scalar("N"), joined)
+    return joined
+
+
+def _join_columns(pieces: Sequence[Array], sep: str) -> Array:
+    """Each row's pieces joined by sep (the kernel takes the separator as its last argument)."""
+    joined: Any = pc.binary_join_element_wise(*pieces, sep)  # type: ignore[call-overload]
+    return cast(Array, joined)
 
 
 def _decode_rows(

@@ -1,12 +1,12 @@
 """Reclassify Parquet and JSON Lines files on one machine, on every core.
 
 The parent process reads the input a batch at a time and hands the
-batches to a pool of worker processes (spawned, each loading the pinned
-ruleset once); a worker returns each row's answer code and error, and the
-parent, which loaded the same pinned ruleset, appends the answer columns
-and writes the batches in input order. With one worker everything runs in
-this process. A replay is the same loop returning `ReplayPart`s, merged in
-input order.
+batches to a pool of worker processes (spawned, each compiling the pinned
+ruleset on its first batch and keeping it); a worker returns each row's
+answer code and error, and the parent, which loaded the same pinned
+ruleset, appends the answer columns and writes the batches in input order.
+With one worker everything runs in this process. A replay is the same loop
+returning `ReplayPart`s, merged in input order.
 
 JSON Lines input is read as `classifier diff` reads a corpus: each
 non-blank line is a descriptor or an object with a `descriptor` key; it
@@ -207,13 +207,9 @@ def default_workers() -> int:
 _WORKER: dict[str, AnswerTable] = {}
 
 
-def _start_worker(pins: Sequence[RulesetPin]) -> None:
-    """In each worker process: load every pinned ruleset once (a digest mismatch fails it)."""
-    for pin in pins:
-        _WORKER[pin.digest] = AnswerTable(load_pinned(pin))
-
-
 def _table(pin: RulesetPin) -> AnswerTable:
+    """The pinned ruleset's answers, compiled on a worker's first task and kept (a digest
+    mismatch raises RulesetPinError from that task, which fails the run)."""
     table = _WORKER.get(pin.digest)
     if table is None:
         table = _WORKER[pin.digest] = AnswerTable(load_pinned(pin))
@@ -248,17 +244,13 @@ T = TypeVar("T")
 class Pool:
     """Worker processes (or this process, for one worker) running tasks in input order."""
 
-    pins: Sequence[RulesetPin]
     workers: int
     _executor: ProcessPoolExecutor | None = field(default=None, init=False)
 
     def __enter__(self) -> Pool:
         if self.workers > 1:
             self._executor = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(tuple(self.pins),),
+                self.workers, mp_context=multiprocessing.get_context("spawn")
             )
         return self
 
@@ -321,7 +313,7 @@ def reclassify_files(
 
     writer = open_writer(out, out_schema)
     try:
-        with Pool([pin], workers) as pool:
+        with Pool(workers) as pool:
             for (codes, errors), (batch, path, offset) in pool.ordered(tasks()):
                 writer.write(append_answers(batch, table, Coded(codes, errors), prefix))
                 _count(summary, batch, codes, errors, _where(where, path), offset)
@@ -394,7 +386,7 @@ def replay_files(
                 offset += batch.num_rows
                 position += batch.num_rows
 
-    with Pool([base, head], workers) as pool:
+    with Pool(workers) as pool:
         for part, _ in pool.ordered(tasks()):
             total.merge(part)
     return total

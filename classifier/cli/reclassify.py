@@ -65,7 +65,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--workers", type=int, metavar="N", help="local: worker processes (default: every core)"
     )
-    p.add_argument("--master", default="local[*]", metavar="URL", help="spark: the master URL")
+    p.add_argument(
+        "--master",
+        metavar="URL",
+        help="spark: the master URL (default: spark-submit's, else local[*])",
+    )
     p.add_argument(
         "--conf", action="append", default=[], metavar="KEY=VALUE", help="spark: a setting"
     )
@@ -218,12 +222,13 @@ def _bad_rows(bad: int, errors: list[str]) -> int:
 
 
 def _spark_inputs(args: argparse.Namespace, spark: Any) -> Any:
-    from classifier.batch.files import input_files
+    """The inputs as Spark reads them: any path Spark can read (HDFS, S3, ...), Parquet unless
+    every path ends as JSON Lines do."""
+    from classifier.regress.corpus import JSON_LINES_SUFFIXES
 
-    files = input_files(args.inputs)
-    if files[0].suffix in (".parquet", ".pq"):
-        return spark.read.parquet(*args.inputs)
-    return spark.read.text(*[str(f) for f in files]).withColumnRenamed("value", "descriptor")
+    if all(str(p).rstrip("/").endswith(JSON_LINES_SUFFIXES) for p in args.inputs):
+        return spark.read.text(*args.inputs).withColumnRenamed("value", "descriptor")
+    return spark.read.parquet(*args.inputs)
 
 
 def _session(args: argparse.Namespace) -> Any:
@@ -241,21 +246,21 @@ def _classify_spark(args: argparse.Namespace, pin: Any) -> int:
     spark = _session(args)
     df = _spark_inputs(args, spark)
     mapping = _mapping(args, arrow_schema(df))
-    out = classify_dataframe(df, pin, mapping, prefix=args.prefix).persist()
-    try:
-        output = Path(args.output)
-        writer = out.write.mode("errorifexists")
-        if output.suffix in (".parquet", ".pq"):
-            writer.parquet(str(output))
-        else:
-            writer.json(str(output))
-        error = sf.col(f"{args.prefix}error")
-        bad = out.filter(error.isNotNull())
-        count = bad.count()
-        shown = [r[0] for r in bad.select(error).limit(20).collect()]
-        print(f"classifier reclassify: {out.count()} rows to {output}/", file=sys.stderr)
-    finally:
-        out.unpersist()
+    out = classify_dataframe(df, pin, mapping, prefix=args.prefix)
+    output = str(args.output)
+    parquet = output.rstrip("/").endswith((".parquet", ".pq"))
+    writer = out.write.mode("errorifexists")
+    if parquet:
+        writer.parquet(output)
+    else:
+        writer.json(output)
+    # Count from what was written: a column read back, not the job run again.
+    written = spark.read.parquet(output) if parquet else spark.read.json(output)
+    error = sf.col(f"{args.prefix}error")
+    bad = written.select(error).filter(error.isNotNull())
+    count = bad.count()
+    shown = [str(r[0]) for r in bad.limit(20).collect()]
+    print(f"classifier reclassify: {written.count()} rows to {output}/", file=sys.stderr)
     return _bad_rows(count, shown)
 
 

@@ -333,3 +333,54 @@ def test_the_mapping_is_inferred_from_the_schema() -> None:
     assert infer_mapping(pa.schema([("descriptor", pa.large_string())])) == JsonColumn()
     assert infer_mapping(pa.schema([("type", pa.string())])) == FlatColumns()
     assert json.dumps(FLAT_NAMES)
+
+
+_CAUSES = st.lists(
+    st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(["x.Cause", "a.A", "", None]),
+                "supertypes": st.sampled_from([None, [], ["a.B"], ["a.B", None]]),
+                "http_status": st.sampled_from([None, 429, 503]),
+                "grpc_status": st.sampled_from([None, "UNAVAILABLE", "NOPE"]),
+                "code": st.sampled_from([None, "", "c1"]),
+                "message": st.sampled_from([None, "", "timeout here"]),
+            }
+        ),
+    ),
+    max_size=2,
+)
+_ROWS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["a.A", "a.B", " a.B", "", None]),
+            "supertypes": st.sampled_from([None, [], ["a.C"], ["a.C", "a.B"], [None]]),
+            "http_status": st.sampled_from([None, 429, 503, 99]),
+            "grpc_status": st.sampled_from([None, "UNAVAILABLE", "14", "unavailable"]),
+            "origin": st.sampled_from([None, "", "provider", "tool", "moon"]),
+            "code": st.sampled_from([None, "", "c1"]),
+            "message": st.sampled_from([None, "", "boom", "Rate Limit"]),
+            "causes": st.one_of(st.none(), _CAUSES),
+            "language": st.sampled_from([None, "Python"]),
+            "provider": st.sampled_from([None, "p1"]),
+            "attributes": st.sampled_from([None, [], [("k", "v1")], [("k", None)], [("", "v")]]),
+        }
+    ),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.rulesets(), st.lists(_ROWS, min_size=2, max_size=40))
+def test_rows_deduplicated_by_arrow_get_what_each_row_gets_alone(
+    rules: list[Any], rows: list[dict[str, Any] | None]
+) -> None:
+    """Rows from small pools (nulls, empty and null lists, bad values) repeat and nearly
+    repeat: the batch's answers are each row's answer read on its own, so the keys Arrow's
+    kernels build never merge two different rows."""
+    table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
+    with strategies.compiled(rules) as ruleset:
+        together = answers(classify_batch(table, ruleset))
+        alone = [answers(classify_batch(table.slice(i, 1), ruleset))[0] for i in range(len(rows))]
+        assert together == alone
