@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from classifier import Ruleset
@@ -351,28 +351,43 @@ _CAUSES = st.lists(
     ),
     max_size=2,
 )
-_ROWS = st.one_of(
-    st.none(),
-    st.fixed_dictionaries(
-        {
-            "type": st.sampled_from(["a.A", "a.B", " a.B", "", None]),
-            "supertypes": st.sampled_from([None, [], ["a.C"], ["a.C", "a.B"], [None]]),
-            "http_status": st.sampled_from([None, 429, 503, 99]),
-            "grpc_status": st.sampled_from([None, "UNAVAILABLE", "14", "unavailable"]),
-            "origin": st.sampled_from([None, "", "provider", "tool", "moon"]),
-            "code": st.sampled_from([None, "", "c1"]),
-            "message": st.sampled_from([None, "", "boom", "Rate Limit"]),
-            "causes": st.one_of(st.none(), _CAUSES),
-            "language": st.sampled_from([None, "Python"]),
-            "provider": st.sampled_from([None, "p1"]),
-            "attributes": st.sampled_from([None, [], [("k", "v1")], [("k", None)], [("", "v")]]),
-        }
+_FIELD_VALUES: dict[str, st.SearchStrategy[Any]] = {
+    "type": st.sampled_from(["a.A", "a.B", " a.B", "", None]),
+    "supertypes": st.sampled_from([None, [], ["a.C"], ["a.C", "a.B"], [None]]),
+    "http_status": st.sampled_from([None, 429, 503, 99]),
+    "grpc_status": st.sampled_from([None, "UNAVAILABLE", "14", "unavailable"]),
+    "origin": st.sampled_from([None, "", "provider", "tool", "moon"]),
+    "code": st.sampled_from([None, "", "c1", "c2"]),
+    "message": st.sampled_from([None, "", "boom", "Rate Limit", "over quota"]),
+    "causes": st.one_of(st.none(), _CAUSES),
+    "language": st.sampled_from([None, "Python"]),
+    "provider": st.sampled_from([None, "p1", "p2"]),
+    "attributes": st.sampled_from(
+        [None, [], [("k", "v1")], [("k", "v2")], [("k", None)], [("", "v")]]
     ),
-)
+}
+
+
+@st.composite
+def _near_rows(draw: st.DrawFn) -> list[dict[str, Any] | None]:
+    """A row and variations of it, each differing in one or two fields (or null)."""
+    base = draw(st.fixed_dictionaries(_FIELD_VALUES))
+    rows: list[dict[str, Any] | None] = [base]
+    for _ in range(draw(st.integers(1, 30))):
+        if draw(st.integers(0, 15)) == 0:
+            rows.append(None)
+            continue
+        changed = draw(st.lists(st.sampled_from(list(_FIELD_VALUES)), min_size=1, max_size=2))
+        rows.append({**base, **{f: draw(_FIELD_VALUES[f]) for f in changed}})
+    return draw(st.permutations(rows))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(strategies.rulesets(), st.lists(_ROWS, min_size=2, max_size=40))
+@given(strategies.rulesets(), _near_rows())
+@example(
+    [{"id": "r0", "when": {"message": "^boom"}, "class": "Timeout"}],
+    [{"type": "a.B", "message": m} for m in ("boom", "x", "boom", None)],
+)
 def test_rows_deduplicated_by_arrow_get_what_each_row_gets_alone(
     rules: list[Any], rows: list[dict[str, Any] | None]
 ) -> None:
