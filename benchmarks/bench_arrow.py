@@ -83,15 +83,19 @@ def _engine(ruleset: Ruleset, ds: list[Descriptor]) -> None:
         classify(ruleset, d)
 
 
-def in_process(ruleset: Ruleset, rows: int, rounds: int) -> dict[str, float]:
+def _json(ds: list[Descriptor]) -> pa.Table:
+    return pa.table({"descriptor": [json.dumps(descriptor_dict(d)) for d in ds]})
+
+
+def in_process(ruleset: Ruleset, rows: int, rounds: int) -> dict[tuple[str, str], float]:
     print(f"Arrow batch path vs the engine, one core, {rows:,} rows, bundled ruleset", flush=True)
     base = seeds()
     table = AnswerTable(ruleset)
-    figures: dict[str, float] = {}
+    figures: dict[tuple[str, str], float] = {}
     for name, repeat in (("distinct", 1), ("10%", 10), ("repeats", None)):
         ds = shaped(base, rows, repeat)
         struct = struct_table(ds)
-        json_ = pa.table({"descriptor": [json.dumps(descriptor_dict(d)) for d in ds]})
+        json_ = _json(ds)
         engine: list[float] = []
         arrow: list[float] = []
         text: list[float] = []
@@ -102,7 +106,8 @@ def in_process(ruleset: Ruleset, rows: int, rounds: int) -> dict[str, float]:
         e, a, j = (statistics.median(x) for x in (engine, arrow, text))
         n = len(ds)
         distinct = len({id(d) for d in ds})
-        figures[name] = n / a
+        figures[name, "struct"] = n / a
+        figures[name, "JSON"] = n / j
         print(
             f"  {name:>8} ({distinct:,} distinct): engine {n / e:>9,.0f} rows/s "
             f"({e / n * 1e6:.2f} µs) | struct column {n / a:>9,.0f} rows/s, "
@@ -116,21 +121,30 @@ def pool(rows: int, tmp: Path) -> None:
     workers = len(os.sched_getaffinity(0))
     print(f"classifier reclassify on {workers} cores (process pool, Parquet in and out)")
     pin, ruleset = pin_ruleset(RULES)
+    tiny = tmp / "pool-tiny.parquet"
+    pq.write_table(struct_table(seeds()[:100]), tiny)
+    start = timed(
+        partial(
+            reclassify_files, [tiny], pin, AnswerTable(ruleset), tmp / "t.parquet", workers=workers
+        )
+    )
+    print(f"  pool start-up (spawn, import, compile), measured on 100 rows: {start:.2f} s")
     for name, repeat in (("distinct", 1), ("repeats", None)):
         src = tmp / f"pool-{name}.parquet"
         pq.write_table(struct_table(shaped(seeds(), rows, repeat)), src, row_group_size=65_536)
         job = partial(reclassify_files, [src], pin, AnswerTable(ruleset))
         one = timed(partial(job, tmp / "1.parquet"))
         many = timed(partial(job, tmp / "n.parquet", workers=workers))
+        steady = max(many - start, 1e-9)
         print(
-            f"  {name:>8}: 1 process {rows / one:>9,.0f} rows/s, {workers} workers "
-            f"{rows / many:>9,.0f} rows/s ({rows / many / workers:,.0f} per core, "
-            f"{one / many:.2f}x one process; pool start-up included)",
+            f"  {name:>8}: 1 process {rows / one:>9,.0f} rows/s; {workers} workers "
+            f"{rows / many:>9,.0f} rows/s, {rows / steady:,.0f} rows/s after start-up "
+            f"({one / steady:.2f}x one process)",
             flush=True,
         )
 
 
-def spark_section(rows: int, tmp: Path, per_core: dict[str, float]) -> None:
+def spark_section(rows: int, tmp: Path, per_core: dict[tuple[str, str], float]) -> None:
     from classifier.spark import classify_dataframe, java_home, session
 
     if java_home() is None:
@@ -151,26 +165,27 @@ def spark_section(rows: int, tmp: Path, per_core: dict[str, float]) -> None:
     try:
         pin, _ = pin_ruleset(RULES)
         for name, repeat in (("distinct", 1), ("repeats", None)):
-            src = tmp / f"spark-{name}.parquet"
-            pq.write_table(struct_table(shaped(seeds(), rows, repeat)), src, row_group_size=10_000)
-            # About eight tasks, so both cores stay busy.
-            split = max(src.stat().st_size // 8, 64 * 1024)
-            spark.conf.set("spark.sql.files.maxPartitionBytes", str(split))
-            df = spark.read.parquet(str(src))
-            tasks = df.rdd.getNumPartitions()
-
-            run(classify_dataframe(df, pin))  # warm: workers started, ruleset compiled
-            passthrough = min(run(df.mapInArrow(_identity, df.schema)) for _ in range(2))
-            seconds = min(run(classify_dataframe(df, pin)) for _ in range(2))
-            rate = rows / seconds
-            print(
-                f"  {name:>8}: {rate:>9,.0f} rows/s on {cores} cores ({rate / cores:,.0f} per "
-                f"core; {per_core[name] / (rate / cores):.2f}x slower per core than in process) "
-                f"in {tasks} tasks; the same job passing rows through unclassified "
-                f"{rows / passthrough:,.0f} rows/s",
-                flush=True,
-            )
-            rates[name] = rate / cores
+            ds = shaped(seeds(), rows, repeat)
+            for shape, table in (("struct", struct_table(ds)), ("JSON", _json(ds))):
+                src = tmp / f"spark-{name}-{shape}.parquet"
+                pq.write_table(table, src, row_group_size=10_000)
+                # About eight tasks, so both cores stay busy.
+                split = max(src.stat().st_size // 8, 64 * 1024)
+                spark.conf.set("spark.sql.files.maxPartitionBytes", str(split))
+                df = spark.read.parquet(str(src))
+                tasks = df.rdd.getNumPartitions()
+                run(classify_dataframe(df, pin))  # warm: workers started, ruleset compiled
+                passthrough = min(run(df.mapInArrow(_identity, df.schema)) for _ in range(2))
+                seconds = min(run(classify_dataframe(df, pin)) for _ in range(2))
+                rate = rows / seconds
+                print(
+                    f"  {name:>8}, {shape:>6} column: {rate:>9,.0f} rows/s on {cores} cores "
+                    f"({rate / cores:,.0f} per core; in process, one core: "
+                    f"{per_core[name, shape]:,.0f}) in {tasks} tasks; the same job passing "
+                    f"rows through unclassified {rows / passthrough:,.0f} rows/s",
+                    flush=True,
+                )
+                rates[f"{name}, {shape} column"] = rate / cores
         small = spark.createDataFrame(struct_table(seeds()[:256])).cache()
         small.count()
         few = min(run(classify_dataframe(small.coalesce(2), pin)) for _ in range(3))
