@@ -12,7 +12,7 @@ RULES  ?= rules
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
 	touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv and install the package with its dev tools
@@ -50,7 +50,7 @@ deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volu
 	$(BIN)/python tools/gen_deploy_rules.py
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,bench]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)

@@ -12,7 +12,18 @@ from tests.support import ROOT
 PACKAGE = ROOT / "classifier"
 KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
 KERNEL |= {"report", "_pem"}
-LAYERS = ["kernel", "source", "engine", "lint", "regress", "unknowns", "server", "cli"]
+LAYERS = [
+    "kernel",
+    "source",
+    "engine",
+    "lint",
+    "regress",
+    "unknowns",
+    "batch",
+    "spark",
+    "server",
+    "cli",
+]
 """Each layer may import its own and those before it, never one after it."""
 MAY_ALSO = {
     "client": {"kernel", "_proto"},

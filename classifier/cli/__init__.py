@@ -7,9 +7,19 @@ import os
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, diff, explain, health, serve, test, unknowns
+from classifier.cli import (
+    check,
+    classify,
+    diff,
+    explain,
+    health,
+    reclassify,
+    serve,
+    test,
+    unknowns,
+)
 
-COMMANDS = (serve, check, classify, explain, test, diff, unknowns, health)
+COMMANDS = (serve, check, classify, explain, test, diff, reclassify, unknowns, health)
 
 
 def build_parser() -> argparse.ArgumentParser:

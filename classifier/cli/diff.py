@@ -48,6 +48,13 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--format", choices=tuple(RENDERERS), default="text")
     p.add_argument(
+        "--examples",
+        type=int,
+        metavar="N",
+        help="list at most N descriptors per rule-to-rule change (default: all); "
+        "the counts still cover every one",
+    )
+    p.add_argument(
         "corpus",
         nargs="+",
         metavar="CORPUS",
@@ -78,7 +85,12 @@ def run(args: argparse.Namespace) -> int:
                 return EXIT_INVALID
         base, head = loaded
     result = diff_rulesets(
-        base, head, corpus.entries, base_label=base_spec.label, head_label=head_spec.label
+        base,
+        head,
+        corpus.entries,
+        base_label=base_spec.label,
+        head_label=head_spec.label,
+        examples=args.examples,
     )
     print(RENDERERS[args.format](result))
     for error in corpus.errors:
@@ -89,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     if result.total == 0:
         print("classifier diff: the corpus is empty: nothing was compared", file=sys.stderr)
         return EXIT_INVALID
-    if args.require_version_bump and result.changes and not result.version_bumped:
+    if args.require_version_bump and result.transitions and not result.version_bumped:
         print(
             f"classifier diff: {result.changed} descriptor(s) change but the ruleset version is "
             f"still {head.version}; bump `version:` in ruleset.yaml (and add a changelog entry)",

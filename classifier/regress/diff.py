@@ -44,9 +44,59 @@ class Change:
         return (self.base.error_class.name, self.head.error_class.name)
 
 
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """Every changed descriptor that went from one answer to one other (from rule to rule).
+
+    `count` counts corpus entries (or table rows), `distinct` the distinct
+    descriptors among them; a report lists some or all of them as Changes.
+    """
+
+    base: Classification
+    head: Classification
+    fields: tuple[str, ...]
+    count: int
+    distinct: int
+
+    @property
+    def group(self) -> tuple[str, str]:
+        return (self.base.error_class.name, self.head.error_class.name)
+
+
+@dataclass(frozen=True)
+class Group:
+    """The changes from one class to another: every transition, and the changes listed."""
+
+    old: str
+    new: str
+    transitions: list[Transition]
+    """Largest first."""
+    changes: list[Change]
+    """The changed descriptors listed, first seen first (all of them unless examples were
+    limited)."""
+
+    @property
+    def count(self) -> int:
+        return sum(t.count for t in self.transitions)
+
+    @property
+    def distinct(self) -> int:
+        return sum(t.distinct for t in self.transitions)
+
+    @property
+    def unlisted(self) -> tuple[int, int]:
+        """(distinct descriptors, entries) of this group that no listed change shows."""
+        return (self.distinct - len(self.changes), self.count - sum(c.count for c in self.changes))
+
+
 @dataclass
 class RuleDiff:
-    """The comparison of two rulesets over one corpus."""
+    """The comparison of two rulesets over one corpus (or table).
+
+    `transitions` counts every change; `changes` lists changed descriptors,
+    each once: every one of them for `classifier diff`, the first few of each
+    transition when a replay over a table limits its examples.
+    """
 
     base: Ruleset
     head: Ruleset
@@ -55,54 +105,113 @@ class RuleDiff:
     total: int = 0
     distinct: int = 0
     changes: list[Change] = field(default_factory=list)
+    transitions: list[Transition] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
         """Corpus entries (not distinct descriptors) whose answer changed."""
-        return sum(c.count for c in self.changes)
+        return sum(t.count for t in self.transitions)
+
+    @property
+    def changed_distinct(self) -> int:
+        return sum(t.distinct for t in self.transitions)
 
     @property
     def version_bumped(self) -> bool:
         return self.base.version != self.head.version
 
-    def groups(self) -> list[tuple[tuple[str, str], list[Change]]]:
+    def groups(self) -> list[Group]:
         """Changes by (old class, new class), the largest group first."""
-        out: dict[tuple[str, str], list[Change]] = {}
+        transitions: dict[tuple[str, str], list[Transition]] = {}
+        for t in self.transitions:
+            transitions.setdefault(t.group, []).append(t)
+        listed: dict[tuple[str, str], list[Change]] = {}
         for c in self.changes:
-            out.setdefault(c.group, []).append(c)
+            listed.setdefault(c.group, []).append(c)
+        groups = [
+            Group(old, new, sorted(ts, key=_transition_order), listed.get((old, new), []))
+            for (old, new), ts in transitions.items()
+        ]
         return sorted(
-            out.items(),
-            key=lambda kv: (
-                -sum(c.count for c in kv[1]),
-                ErrorClass[kv[0][0]].value,
-                ErrorClass[kv[0][1]].value,
-            ),
+            groups,
+            key=lambda g: (-g.count, ErrorClass[g.old].value, ErrorClass[g.new].value),
         )
 
 
+def _transition_order(t: Transition) -> tuple[int, str, str]:
+    return (-t.count, t.base.rule_id, t.head.rule_id)
+
+
+def changed_fields(base: Classification, head: Classification) -> tuple[str, ...]:
+    """The compared fields (COMPARED) in which two answers differ; empty when they agree."""
+    was, now = observed(base), observed(head)
+    return tuple(name for name in COMPARED if was[name] != now[name])
+
+
+def transitions_of(changes: Iterable[Change]) -> list[Transition]:
+    """The transitions a complete list of changes makes up, first seen first."""
+    out: dict[tuple[Classification, Classification], Transition] = {}
+    for c in changes:
+        t = out.get((c.base, c.head))
+        count, distinct = (t.count, t.distinct) if t is not None else (0, 0)
+        out[c.base, c.head] = Transition(c.base, c.head, c.fields, count + c.count, distinct + 1)
+    return list(out.values())
+
+
 def diff_rulesets(
-    base: Ruleset, head: Ruleset, entries: Iterable[Entry], *, base_label: str, head_label: str
+    base: Ruleset,
+    head: Ruleset,
+    entries: Iterable[Entry],
+    *,
+    base_label: str,
+    head_label: str,
+    examples: int | None = None,
 ) -> RuleDiff:
-    """Classify every distinct descriptor under both rulesets and keep those that changed."""
+    """Classify every distinct descriptor under both rulesets and keep those that changed.
+
+    With `examples`, only the first that many changed descriptors of each
+    transition are listed; the counts still cover every one.
+    """
     result = RuleDiff(base, head, base_label, head_label)
     first: dict[str, Entry] = {}
     counts: dict[str, int] = {}
     for entry in entries:
-        key = json.dumps(descriptor_dict(entry.descriptor), sort_keys=True)
+        key = descriptor_key(entry.descriptor)
         result.total += 1
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, entry)
     result.distinct = len(first)
+    changes = []
     for key, entry in first.items():
         old = classify(base, entry.descriptor)
         new = classify(head, entry.descriptor)
-        was, now = observed(old), observed(new)
-        fields = tuple(name for name in COMPARED if was[name] != now[name])
+        fields = changed_fields(old, new)
         if fields:
-            result.changes.append(
+            changes.append(
                 Change(entry.where, entry.note, counts[key], entry.descriptor, old, new, fields)
             )
+    result.transitions = transitions_of(changes)
+    result.changes = limit_examples(changes, examples)
     return result
+
+
+def descriptor_key(d: Descriptor) -> str:
+    """The key two descriptors share exactly when they are the same normalised descriptor."""
+    return json.dumps(descriptor_dict(d), sort_keys=True)
+
+
+def limit_examples(changes: list[Change], examples: int | None) -> list[Change]:
+    """The first `examples` changes of each transition (all when None), in the order given."""
+    if examples is None:
+        return changes
+    shown: dict[tuple[Classification, Classification], int] = {}
+    out = []
+    for c in changes:
+        n = shown.get((c.base, c.head), 0)
+        if n < examples:
+            out.append(c)
+            shown[c.base, c.head] = n + 1
+    return out
 
 
 def _arrow(old: object, new: object) -> str:
@@ -126,24 +235,39 @@ def _field_changes(c: Change) -> str:
 
 def headline(d: RuleDiff) -> str:
     return (
-        f"{d.changed} of {d.total} descriptors ({len(d.changes)} of {d.distinct} distinct) "
+        f"{d.changed} of {d.total} descriptors ({d.changed_distinct} of {d.distinct} distinct) "
         "change class, effect, action or rule"
     )
 
 
+def _rule_line(t: Transition) -> str:
+    return (
+        f"{_arrow(t.base.rule_id, t.head.rule_id)}: {t.count} ({t.distinct} distinct)"
+        if t.base.rule_id != t.head.rule_id
+        else f"{_v(t.base.rule_id)}: {t.count} ({t.distinct} distinct)"
+    )
+
+
 def render_text(d: RuleDiff) -> str:
+    """Each group, its changes listed; where some are not listed, the group's transitions by
+    rule first and a line counting the rest after."""
     lines = [
         f"base: {_side(d.base_label, d.base)}",
         f"head: {_side(d.head_label, d.head)}",
         headline(d),
     ]
-    for (old, new), changes in d.groups():
-        lines += ["", f"{old} -> {new}: {sum(c.count for c in changes)}"]
-        for c in changes:
+    for g in d.groups():
+        lines += ["", f"{g.old} -> {g.new}: {g.count}"]
+        more, rows = g.unlisted
+        if more:
+            lines += [f"  by rule: {_rule_line(t)}" for t in g.transitions]
+        for c in g.changes:
             times = f" (x{c.count})" if c.count > 1 else ""
             note = f"  {c.note}" if c.note else ""
             lines.append(f"  {c.where}: {c.descriptor.type}{times}{note}")
             lines.append(f"      {_field_changes(c)}")
+        if more:
+            lines.append(f"  ... and {more} more distinct ({rows} descriptors)")
     return "\n".join(lines)
 
 
@@ -166,20 +290,31 @@ def render_markdown(d: RuleDiff) -> str:
         "",
         f"**{headline(d)}.**",
     ]
-    if not d.changes:
+    if not d.transitions:
         return "\n".join(lines)
+    groups = d.groups()
     lines += ["", "| old class | new class | descriptors |", "|---|---|---:|"]
-    for (old, new), changes in d.groups():
-        lines.append(f"| {old} | {new} | {sum(c.count for c in changes)} |")
-    for (old, new), changes in d.groups():
+    for g in groups:
+        lines.append(f"| {g.old} | {g.new} | {g.count} |")
+    for g in groups:
         lines += [
             "",
-            f"<details><summary>{old} → {new} ({sum(c.count for c in changes)})</summary>",
+            f"<details><summary>{g.old} → {g.new} ({g.count})</summary>",
             "",
+        ]
+        if g.unlisted[0]:
+            lines += ["| rule | descriptors | distinct |", "|---|---:|---:|"]
+            lines += [
+                f"| {_md_arrow(t.base.rule_id, t.head.rule_id)} | {t.count} | {t.distinct} |"
+                for t in g.transitions
+            ]
+            lines.append("")
+        lines += [
             "| where | type | rule | effect | action | count |",
             "|---|---|---|---|---|---:|",
         ]
-        for c in changes[:MAX_MARKDOWN_ROWS]:
+        shown = g.changes[:MAX_MARKDOWN_ROWS]
+        for c in shown:
             was, now = observed(c.base), observed(c.head)
             lines.append(
                 f"| {_md(c.where)} | {_md(c.descriptor.type)} "
@@ -187,8 +322,8 @@ def render_markdown(d: RuleDiff) -> str:
                 f"| {_md_arrow(was['effect'], now['effect'])} "
                 f"| {_md_arrow(was['action'], now['action'])} | {c.count} |"
             )
-        if len(changes) > MAX_MARKDOWN_ROWS:
-            lines.append(f"| … and {len(changes) - MAX_MARKDOWN_ROWS} more | | | | | |")
+        if g.distinct > len(shown):
+            lines.append(f"| … and {g.distinct - len(shown)} more | | | | | |")
         lines += ["", "</details>"]
     return "\n".join(lines)
 
@@ -204,12 +339,26 @@ def render_json(d: RuleDiff) -> str:
         "total": d.total,
         "distinct": d.distinct,
         "changed": d.changed,
+        "changed_distinct": d.changed_distinct,
         "version_bumped": d.version_bumped,
         "groups": [
             {
-                "from": old,
-                "to": new,
-                "count": sum(c.count for c in changes),
+                "from": g.old,
+                "to": g.new,
+                "count": g.count,
+                "distinct": g.distinct,
+                "by_rule": [
+                    {
+                        "base_rule": t.base.rule_id,
+                        "head_rule": t.head.rule_id,
+                        "count": t.count,
+                        "distinct": t.distinct,
+                        "fields": list(t.fields),
+                        "base": observed(t.base),
+                        "head": observed(t.head),
+                    }
+                    for t in g.transitions
+                ],
                 "changes": [
                     {
                         "where": c.where,
@@ -220,10 +369,10 @@ def render_json(d: RuleDiff) -> str:
                         "base": observed(c.base),
                         "head": observed(c.head),
                     }
-                    for c in changes
+                    for c in g.changes
                 ],
             }
-            for (old, new), changes in d.groups()
+            for g in d.groups()
         ],
     }
     return json.dumps(data, indent=2)

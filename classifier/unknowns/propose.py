@@ -697,8 +697,8 @@ def render_text(proposals: Sequence[Proposal], together: Sequence[str]) -> str:
             f"them this cluster's {plural(p.members, 'distinct Unknown')}, Unknown -> "
             f"{p.klass.proposed.name}"
         )
-        for (old, new), changes in accepted.diff.groups():
-            lines.append(f"      replay: {old} -> {new}: {sum(ch.count for ch in changes)} lines")
+        for group in accepted.diff.groups():
+            lines.append(f"      replay: {group.old} -> {group.new}: {group.count} lines")
     if together:
         lines += ["", "the proposals added together interfere:", *(f"  {x}" for x in together)]
     elif counts["proposed"] > 1:

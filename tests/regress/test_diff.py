@@ -257,3 +257,42 @@ def test_json_lines_can_come_from_stdin(pair: tuple[Path, Path, Path]) -> None:
     lines = run.stdout.splitlines()
     assert lines[2] == "3 of 5 descriptors (2 of 4 distinct) change class, effect, action or rule"
     assert lines[5] == "  <stdin>:2: tools.Boom (x2)"
+
+
+def test_examples_limit_the_listing_not_the_counts(
+    pair: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--examples 0: every group by rule, with the rest counted; the headline unchanged."""
+    base, head, corpus = pair
+    assert (
+        main(["diff", "--base", str(base), "--head", str(head), "--examples", "0", str(corpus)])
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == "5 of 9 descriptors (2 of 5 distinct) change class, effect, action or rule"
+    assert out[4:7] == [
+        "ToolError -> ToolTimeout: 3",
+        "  by rule: tool.any: 3 (1 distinct)",
+        "  ... and 1 more distinct (3 descriptors)",
+    ]
+    assert (
+        main(
+            [
+                "diff",
+                "--base",
+                str(base),
+                "--head",
+                str(head),
+                "--examples",
+                "1",
+                "--format",
+                "json",
+                str(corpus),
+            ]
+        )
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["changed_distinct"] == 2
+    assert [(g["distinct"], len(g["changes"])) for g in data["groups"]] == [(1, 1), (1, 1)]
+    assert data["groups"][1]["by_rule"][0]["head_rule"] == "http.503"

@@ -1,0 +1,332 @@
+"""`classifier reclassify`: classify a table of stored failures again, or replay two rulesets.
+
+    classifier reclassify --rules rules/ runs.parquet -o runs-classified.parquet
+    classifier reclassify --base main --head rules runs.parquet          # what would change
+    classifier reclassify --engine spark --master spark://host:7077 ...  # the same on Spark
+
+Input is Parquet (files or folders of them) or JSON Lines (a line is a
+descriptor or an object with a `descriptor` key, as `classifier diff`
+reads); the descriptor columns are found as `classifier.batch.arrow`
+infers them, or as --descriptor-column, --json-column, --flat and
+--column say. The output (Parquet or JSON Lines, by its suffix; a folder
+of part files from Spark) has every input column and the answer columns.
+
+Exit status: 0 when every row was classified (or compared); 1 when some rows
+were bad (they are in the output with the `error` column, the first few
+printed), or with --require-version-bump when something changed and the
+ruleset version did not; 2 when it could not run (a ruleset invalid, an input
+missing or of the wrong columns, Spark unable to start). A replay exits as
+`classifier diff` does: bad rows are 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_BAD_ROWS, EXIT_INVALID = 0, 1, 2
+
+
+def add_parser(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "reclassify",
+        help="classify a Parquet or JSON Lines table again, or replay two rulesets over it",
+        description="Classify every row of a table of descriptors (Parquet or JSON Lines) and "
+        "write it with the answer columns added, on every core of this machine or on Spark; "
+        "with --base and --head, compare two rulesets over it instead and print the report "
+        "`classifier diff` prints.",
+    )
+    p.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="Parquet or JSON Lines files or folders"
+    )
+    p.add_argument("--rules", metavar="DIR", help="the ruleset to classify with")
+    p.add_argument("-o", "--output", metavar="OUT", help="where to write (.parquet or .jsonl)")
+    p.add_argument(
+        "--digest",
+        metavar="SHA256",
+        help="refuse to run unless the ruleset's digest is this (pin a second backfill to the "
+        "first one's ruleset)",
+    )
+    p.add_argument("--base", metavar="OLD", help="replay: the ruleset before (folder or git rev)")
+    p.add_argument("--head", metavar="NEW", help="replay: the ruleset after")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument(
+        "--examples",
+        type=int,
+        default=5,
+        metavar="N",
+        help="replay: list N descriptors per rule-to-rule change (default 5; 0 for none)",
+    )
+    p.add_argument("--require-version-bump", action="store_true")
+    p.add_argument("--engine", choices=("local", "spark"), default="local")
+    p.add_argument(
+        "--workers", type=int, metavar="N", help="local: worker processes (default: every core)"
+    )
+    p.add_argument(
+        "--master",
+        metavar="URL",
+        help="spark: the master URL (default: spark-submit's, else local[*])",
+    )
+    p.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="spark: a setting"
+    )
+    p.add_argument("--batch-rows", type=int, default=65_536, metavar="N")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--descriptor-column", metavar="COL", help="a struct or JSON column")
+    where.add_argument("--json-column", metavar="COL", help="a column of JSON descriptors")
+    where.add_argument("--flat", action="store_true", help="a column per field (see --column)")
+    p.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="FIELD=COL",
+        help="with --flat: read FIELD from column COL (default: the column named as the field)",
+    )
+    p.add_argument("--prefix", default="", help="put this before every answer column's name")
+    p.add_argument("--where", metavar="COL", help="name rows in reports by this column")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        print(
+            "classifier reclassify: needs pyarrow: pip install 'errorclass-classifier[arrow]'",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    from classifier.batch.arrow import BatchSchemaError
+    from classifier.batch.files import InputError
+    from classifier.batch.pin import RulesetPinError
+    from classifier.errors import RulesetError
+    from classifier.regress.revision import RevisionError
+
+    replay = args.base is not None or args.head is not None
+    problem = _usage(args, replay)
+    if problem:
+        print(f"classifier reclassify: {problem}", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        with tempfile.TemporaryDirectory(prefix="classifier-reclassify-") as tmp:
+            return _replay(args, Path(tmp)) if replay else _classify(args)
+    except RulesetError as exc:
+        print(f"classifier reclassify: the ruleset is invalid:\n{exc.render()}", file=sys.stderr)
+    except (
+        BatchSchemaError,
+        InputError,
+        RulesetPinError,
+        RevisionError,
+        OSError,
+        ValueError,
+    ) as exc:
+        print(f"classifier reclassify: {exc}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _usage(args: argparse.Namespace, replay: bool) -> str:
+    if replay:
+        if args.base is None or args.head is None:
+            return "a replay needs both --base and --head"
+        if args.rules or args.output:
+            return "--rules and --output classify; --base and --head replay: give one or the other"
+    elif not args.rules or not args.output:
+        return "give --rules and --output (or --base and --head to replay)"
+    if args.column and not args.flat:
+        return "--column goes with --flat"
+    if args.workers is not None and args.workers < 1:
+        return "--workers must be at least 1"
+    if args.examples < 0:
+        return "--examples must be 0 or more"
+    return ""
+
+
+def _mapping(args: argparse.Namespace, schema: Any) -> Any:
+    """The column mapping the flags give (None: infer it from the schema)."""
+    import pyarrow as pa
+
+    from classifier.batch.arrow import BatchSchemaError, FlatColumns, JsonColumn, StructColumn
+
+    if args.json_column:
+        return JsonColumn(args.json_column)
+    if args.flat:
+        return FlatColumns(dict(_pair(c, "--column") for c in args.column))
+    name = args.descriptor_column
+    if name is None:
+        return None
+    if name not in schema.names:
+        raise BatchSchemaError(f"no column {name!r}; the columns are {', '.join(schema.names)}")
+    return StructColumn(name) if pa.types.is_struct(schema.field(name).type) else JsonColumn(name)
+
+
+def _pair(text: str, flag: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value:
+        raise ValueError(f"{flag} {text!r}: write NAME=VALUE")
+    return key, value
+
+
+def _classify(args: argparse.Namespace) -> int:
+    from classifier.batch.pin import pin_ruleset
+
+    pin, ruleset = pin_ruleset(args.rules, ship=args.engine == "spark", digest=args.digest)
+    print(
+        f"classifier reclassify: {ruleset.name} {ruleset.version} ({ruleset.digest})",
+        file=sys.stderr,
+    )
+    if args.engine == "spark":
+        return _classify_spark(args, pin)
+    from classifier.batch.arrow import AnswerTable
+    from classifier.batch.files import (
+        default_mapping,
+        default_workers,
+        input_files,
+        input_schema,
+        reclassify_files,
+    )
+    from classifier.batch.replay import Where
+
+    files = input_files(args.inputs)
+    schema = input_schema(files)
+    mapping = _mapping(args, schema) or default_mapping(files, schema)
+    summary = reclassify_files(
+        files,
+        pin,
+        AnswerTable(ruleset),
+        Path(args.output),
+        mapping=mapping,
+        workers=args.workers or default_workers(),
+        batch_rows=args.batch_rows,
+        prefix=args.prefix,
+        where=Where(column=args.where) if args.where else None,
+    )
+    print(f"classifier reclassify: {summary.rows} rows to {args.output}", file=sys.stderr)
+    return _bad_rows(summary.bad, summary.errors)
+
+
+def _bad_rows(bad: int, errors: list[str]) -> int:
+    if not bad:
+        return EXIT_OK
+    for error in errors:
+        print(error, file=sys.stderr)
+    more = f" (the first {len(errors)} above)" if len(errors) < bad else ""
+    print(
+        f"classifier reclassify: {bad} bad rows{more}: written with the error column, "
+        "not classified",
+        file=sys.stderr,
+    )
+    return EXIT_BAD_ROWS
+
+
+def _spark_inputs(args: argparse.Namespace, spark: Any) -> Any:
+    """The inputs as Spark reads them: any path Spark can read (HDFS, S3, ...), Parquet unless
+    every path ends as JSON Lines do."""
+    from classifier.regress.corpus import JSON_LINES_SUFFIXES
+
+    if all(str(p).rstrip("/").endswith(JSON_LINES_SUFFIXES) for p in args.inputs):
+        return spark.read.text(*args.inputs).withColumnRenamed("value", "descriptor")
+    return spark.read.parquet(*args.inputs)
+
+
+def _session(args: argparse.Namespace) -> Any:
+    from classifier.spark import session
+
+    conf = dict(_pair(c, "--conf") for c in args.conf)
+    return session(args.master, app_name="classifier reclassify", conf=conf)
+
+
+def _classify_spark(args: argparse.Namespace, pin: Any) -> int:
+    from pyspark.sql import functions as sf
+
+    from classifier.spark import arrow_schema, classify_dataframe
+
+    spark = _session(args)
+    df = _spark_inputs(args, spark)
+    mapping = _mapping(args, arrow_schema(df))
+    out = classify_dataframe(df, pin, mapping, prefix=args.prefix)
+    output = str(args.output)
+    parquet = output.rstrip("/").endswith((".parquet", ".pq"))
+    writer = out.write.mode("errorifexists")
+    if parquet:
+        writer.parquet(output)
+    else:
+        writer.json(output)
+    # Count from what was written: a column read back, not the job run again.
+    written = spark.read.parquet(output) if parquet else spark.read.json(output)
+    error = sf.col(f"{args.prefix}error")
+    bad = written.select(error).filter(error.isNotNull())
+    count = bad.count()
+    shown = [str(r[0]) for r in bad.limit(20).collect()]
+    print(f"classifier reclassify: {written.count()} rows to {output}/", file=sys.stderr)
+    return _bad_rows(count, shown)
+
+
+def _replay(args: argparse.Namespace, tmp: Path) -> int:
+    from classifier.batch.arrow import AnswerTable
+    from classifier.batch.pin import pin_ruleset
+    from classifier.regress.diff import RENDERERS
+    from classifier.regress.revision import resolve_pair
+
+    base_spec, head_spec = resolve_pair(args.base, args.head, tmp)
+    ship = args.engine == "spark"
+    base_pin, base = pin_ruleset(base_spec.folder, ship=ship, label=base_spec.label)
+    head_pin, head = pin_ruleset(head_spec.folder, ship=ship, label=head_spec.label)
+    labels = {"base_label": base_spec.label, "head_label": head_spec.label}
+    if args.engine == "spark":
+        from classifier.spark import arrow_schema, replay_dataframe
+
+        spark = _session(args)
+        df = _spark_inputs(args, spark)
+        result = replay_dataframe(
+            df,
+            base_pin,
+            head_pin,
+            _mapping(args, arrow_schema(df)),
+            examples=args.examples,
+            where_column=args.where,
+            **labels,
+        )
+        diff, bad, errors = result.diff, result.bad, result.errors
+    else:
+        from classifier.batch.files import (
+            default_mapping,
+            default_workers,
+            input_files,
+            input_schema,
+            replay_files,
+        )
+        from classifier.batch.replay import Where, diff_of
+
+        files = input_files(args.inputs)
+        schema = input_schema(files)
+        part = replay_files(
+            files,
+            base_pin,
+            head_pin,
+            mapping=_mapping(args, schema) or default_mapping(files, schema),
+            workers=args.workers or default_workers(),
+            batch_rows=args.batch_rows,
+            where=Where(column=args.where) if args.where else None,
+        )
+        diff = diff_of(part, AnswerTable(base), AnswerTable(head), examples=args.examples, **labels)
+        bad, errors = part.bad, [e for _, e in part.errors]
+    print(RENDERERS[args.format](diff))
+    for error in errors:
+        print(error, file=sys.stderr)
+    if bad:
+        print(f"classifier reclassify: {bad} bad rows", file=sys.stderr)
+        return EXIT_INVALID
+    if diff.total == 0:
+        print("classifier reclassify: the input is empty: nothing was compared", file=sys.stderr)
+        return EXIT_INVALID
+    if args.require_version_bump and diff.transitions and not diff.version_bumped:
+        print(
+            f"classifier reclassify: {diff.changed} descriptor(s) change but the ruleset version "
+            f"is still {head.version}; bump `version:` in ruleset.yaml",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_ROWS
+    return EXIT_OK
