@@ -7,16 +7,28 @@ import os
 import sys
 from collections.abc import Sequence
 
-from classifier.cli import check, classify, diff, explain, health, serve, test
+from classifier import version
+from classifier.cli import check, classify, diff, explain, health, ruleset, serve, test
+from classifier.cli.options import EXIT_MEANINGS, USAGE_ERROR
 
-COMMANDS = (serve, check, classify, explain, test, diff, health)
+COMMANDS = (serve, check, classify, explain, test, diff, health, ruleset)
+
+
+def _epilog() -> str:
+    lines = ["exit status (the same in every command; its --help says what each means there):"]
+    for status, meaning in EXIT_MEANINGS.items():
+        lines.append(f"  {int(status)}  {meaning}" + (f", or {USAGE_ERROR}" if status == 2 else ""))
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="classifier",
         description="A declarative, rule-based error classifier service.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"classifier {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(sub)
@@ -26,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     code: int = args.run(args)
-    return code
+    return int(code)
 
 
 def entry() -> None:

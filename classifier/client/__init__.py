@@ -15,7 +15,7 @@ data; neither talks to the network, so they also feed `classifier.classify`
 in-process. docs/clients.md covers the other languages.
 """
 
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo
+from classifier.client.answer import Answer, ClassInfo, ReloadInfo, ReloadResult, RulesetInfo
 from classifier.client.client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_TIMEOUT,
@@ -45,6 +45,8 @@ __all__ = [
     "ErrorClass",
     "FieldViolation",
     "Origin",
+    "ReloadInfo",
+    "ReloadResult",
     "RulesetInfo",
     "ServiceError",
     "UnknownReason",

@@ -263,7 +263,8 @@ class Client:
                 yield wire.answer_from_proto(response)
 
     def get_ruleset(self, *, timeout: float | None = None) -> RulesetInfo:
-        """The ruleset the server is serving: name, version, digest, rule count, source."""
+        """Everything GetRuleset says: the serving ruleset (name, version, digest, rule count,
+        load time, source), the classifier version, the last reload and the candidate."""
         with _mapped_errors():
             info = self._stub.GetRuleset(pb.GetRulesetRequest(), timeout=self._t(timeout))
         return wire.ruleset_info_from_proto(info)

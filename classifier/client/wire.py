@@ -15,7 +15,14 @@ from typing import TypeVar, cast
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Explanation, NearMiss, PrecedenceDecision, RuleMatch
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo, error_class
+from classifier.client.answer import (
+    Answer,
+    ClassInfo,
+    ReloadInfo,
+    ReloadResult,
+    RulesetInfo,
+    error_class,
+)
 from classifier.descriptor import Cause, Descriptor
 from classifier.taxonomy import Effect, UnknownReason
 
@@ -124,6 +131,13 @@ def explanation_from_proto(e: pb.Explanation) -> Explanation:
     )
 
 
+_RELOAD_RESULTS = {
+    pb.RELOAD_RESULT_RELOADED: ReloadResult.reloaded,
+    pb.RELOAD_RESULT_UNCHANGED: ReloadResult.unchanged,
+    pb.RELOAD_RESULT_FAILED: ReloadResult.failed,
+}
+
+
 def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
     return RulesetInfo(
         name=r.name,
@@ -133,6 +147,18 @@ def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
         loaded_at=r.loaded_at,
         source=r.source,
         description=r.description,
+        classifier_version=r.classifier_version,
+        last_reload=reload_info_from_proto(r.last_reload) if r.HasField("last_reload") else None,
+        candidate=ruleset_info_from_proto(r.candidate) if r.HasField("candidate") else None,
+    )
+
+
+def reload_info_from_proto(r: pb.ReloadStatus) -> ReloadInfo:
+    return ReloadInfo(
+        result=_RELOAD_RESULTS.get(r.result, ReloadResult.unspecified),
+        at=r.at,
+        trigger=r.trigger,
+        error=r.error,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import cast
 
+import classifier
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
@@ -177,6 +178,7 @@ def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) 
         loaded_at=ruleset.loaded_at,
         source=ruleset.source,
         description=ruleset.description,
+        classifier_version=classifier.__version__,
     )
     if holder.last_reload is not None:
         info.last_reload.CopyFrom(reload_status_to_proto(holder.last_reload))

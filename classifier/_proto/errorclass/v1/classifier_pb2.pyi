@@ -260,7 +260,7 @@ class GetRulesetRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RulesetInfo(_message.Message):
-    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate")
+    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate", "classifier_version")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
@@ -270,6 +270,7 @@ class RulesetInfo(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     LAST_RELOAD_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFIER_VERSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     digest: str
@@ -279,7 +280,8 @@ class RulesetInfo(_message.Message):
     description: str
     last_reload: ReloadStatus
     candidate: RulesetInfo
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ...) -> None: ...
+    classifier_version: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ..., classifier_version: _Optional[str] = ...) -> None: ...
 
 class ReloadStatus(_message.Message):
     __slots__ = ("result", "at", "trigger", "error")
