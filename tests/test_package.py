@@ -1,0 +1,217 @@
+"""The package as a user gets it: an sdist and a wheel built with `python -m build`, the wheel
+installed (not editable) into a fresh virtual environment outside the repository, and every
+subcommand run there on the bundled library, with no checkout in sight."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support import BUNDLED_RULES, ROOT
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+BUILD_TIMEOUT = 600
+
+
+def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None:
+    """pyproject lists the packages (a search would miss the library): none may be left out."""
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "classifier").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert sorted(setuptools["packages"]) == sorted(found | {"classifier.library"})
+    assert setuptools["package-dir"] == {"classifier.library": "rules"}
+    assert setuptools["package-data"]["classifier.library"] == ["**/*.yaml"]
+
+
+def _tracked_tree(dest: Path) -> Path:
+    """The working tree's files that git would commit (tracked or not ignored), copied."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for name in filter(None, listed):
+        source = ROOT / os.fsdecode(name)
+        if source.is_file():
+            target = dest / os.fsdecode(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+    return dest
+
+
+@dataclass(frozen=True)
+class Installed:
+    sdist: Path
+    wheel: Path
+    venv: Path
+    work: Path
+    """An empty folder outside the repository to run commands in."""
+
+    @property
+    def classifier(self) -> str:
+        return str(self.venv / "bin" / "classifier")
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+        env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def run(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            args, cwd=self.work, env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+    base = tmp_path_factory.mktemp("package")
+    source = _tracked_tree(base / "src")
+    dist = base / "dist"
+    build = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    [sdist] = dist.glob("*.tar.gz")
+    [wheel] = dist.glob("*.whl")
+    venv = base / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    pip = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+        + ["-c", str(ROOT / "constraints.txt"), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    work = base / "work"
+    work.mkdir()
+    yield Installed(sdist, wheel, venv, work)
+
+
+def _library_files() -> set[str]:
+    return {p.relative_to(BUNDLED_RULES).as_posix() for p in BUNDLED_RULES.rglob("*.yaml")}
+
+
+def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -> None:
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    library = {n.removeprefix("classifier/library/") for n in names if "/library/" in n}
+    assert library == _library_files()
+    assert {"classifier/py.typed", "classifier/_proto/errorclass/v1/classifier_pb2.pyi"} <= names
+    schemas = {p.name for p in (ROOT / "classifier" / "schemas").glob("*.json")}
+    assert schemas
+    assert {f"classifier/schemas/{s}" for s in schemas} <= names
+    assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
+
+
+def test_the_sdist_carries_the_library_as_rules(installed: Installed) -> None:
+    with tarfile.open(installed.sdist) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    assert {f"rules/{f}" for f in _library_files()} <= names
+    assert {"pyproject.toml", "README.md"} <= names
+
+
+def test_the_install_is_the_wheel_not_the_checkout(installed: Installed) -> None:
+    """The package and its library come from the venv; the version is the built one."""
+    out = installed.run(
+        str(installed.venv / "bin" / "python"),
+        "-c",
+        "import classifier; from classifier.source.library import bundled_library; "
+        "print(classifier.__file__); print(bundled_library()); print(classifier.__version__)",
+    )
+    assert out.returncode == 0, out.stderr
+    package, library, version = out.stdout.splitlines()
+    site = str(installed.venv / "lib")
+    assert package.startswith(site)
+    assert library.startswith(site)
+    assert library.endswith("classifier/library")
+    assert version == PYPROJECT["project"]["version"]
+    assert installed.run(installed.classifier, "--version").stdout == f"classifier {version}\n"
+
+
+DESCRIPTOR = "type: openai.RateLimitError\nhttp_status: 429\norigin: provider\n"
+
+
+def test_every_subcommand_runs_on_the_bundled_library(installed: Installed) -> None:
+    """check --strict, test with full coverage, classify, explain and diff: the defaults are
+    the library inside the install."""
+    (installed.work / "d.yaml").write_text(DESCRIPTOR)
+    check = installed.run(installed.classifier, "check", "--strict")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.startswith("ok: default ")
+    test = installed.run(installed.classifier, "test", "--coverage", "--min-coverage", "100")
+    assert test.returncode == 0, test.stdout[-2000:] + test.stderr
+    assert " 0 failed" in test.stdout
+    classify = installed.run(installed.classifier, "classify", "d.yaml")
+    assert classify.returncode == 0, classify.stderr
+    assert "class:     RateLimited (3)" in classify.stdout
+    explain = installed.run(installed.classifier, "explain", "d.yaml")
+    assert explain.returncode == 0, explain.stderr
+    assert "classifier/library/" in explain.stdout  # the winner's location, in the install
+    library = installed.run(
+        str(installed.venv / "bin" / "python"),
+        "-c",
+        "from classifier.source.library import bundled_library; print(bundled_library())",
+    ).stdout.strip()
+    diff = installed.run(installed.classifier, "diff", "--base", library, "--head", library, library)
+    assert diff.returncode == 0, diff.stdout + diff.stderr
+    assert "\n0 of " in diff.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_serve_health_and_the_remote_commands(installed: Installed) -> None:
+    """`classifier serve` with no flags but a port serves the library; health, ruleset and
+    classify --addr reach it; SIGTERM stops it cleanly."""
+    (installed.work / "d.yaml").write_text(DESCRIPTOR)
+    address = f"127.0.0.1:{_free_port()}"
+    server = subprocess.Popen(
+        [installed.classifier, "serve", "--addr", address],
+        cwd=installed.work,
+        env=installed.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while installed.run(installed.classifier, "health", "--addr", address).returncode != 0:
+            assert server.poll() is None, server.communicate()[1]
+            assert time.monotonic() < deadline, "the server did not become healthy"
+            time.sleep(0.2)
+        ruleset = installed.run(installed.classifier, "ruleset", "--addr", address)
+        assert ruleset.returncode == 0, ruleset.stderr
+        assert "name:        default" in ruleset.stdout
+        assert f"classifier:  {PYPROJECT['project']['version']}" in ruleset.stdout
+        assert "classifier/library" in ruleset.stdout  # the source
+        remote = installed.run(installed.classifier, "classify", "--addr", address, "d.yaml")
+        local = installed.run(installed.classifier, "classify", "d.yaml")
+        assert (remote.returncode, remote.stdout) == (0, local.stdout)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert '"event": "start"' in err
