@@ -13,7 +13,6 @@ import tarfile
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.support import BUNDLED_RULES, ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 BUILD_TIMEOUT = 600
+CONSTRAINTS = str(ROOT / "constraints.txt")
 
 
 def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None:
@@ -79,7 +79,7 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("package")
     source = _tracked_tree(base / "src")
     dist = base / "dist"
@@ -95,8 +95,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
-        + ["-c", str(ROOT / "constraints.txt"), str(wheel)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", CONSTRAINTS, str(wheel)],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT,
@@ -104,7 +103,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     work = base / "work"
     work.mkdir()
-    yield Installed(sdist, wheel, venv, work)
+    return Installed(sdist, wheel, venv, work)
 
 
 def _library_files() -> set[str]:
@@ -171,7 +170,9 @@ def test_every_subcommand_runs_on_the_bundled_library(installed: Installed) -> N
         "-c",
         "from classifier.source.library import bundled_library; print(bundled_library())",
     ).stdout.strip()
-    diff = installed.run(installed.classifier, "diff", "--base", library, "--head", library, library)
+    diff = installed.run(
+        installed.classifier, "diff", "--base", library, "--head", library, library
+    )
     assert diff.returncode == 0, diff.stdout + diff.stderr
     assert "\n0 of " in diff.stdout
 

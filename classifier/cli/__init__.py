@@ -8,10 +8,20 @@ import sys
 from collections.abc import Sequence
 
 from classifier import version
-from classifier.cli import check, classify, diff, explain, health, ruleset, serve, test
+from classifier.cli import (
+    check,
+    classify,
+    diff,
+    explain,
+    health,
+    ruleset,
+    schema,
+    serve,
+    test,
+)
 from classifier.cli.options import EXIT_MEANINGS, USAGE_ERROR
 
-COMMANDS = (serve, check, classify, explain, test, diff, health, ruleset)
+COMMANDS = (serve, check, classify, explain, test, diff, health, ruleset, schema)
 
 
 def _epilog() -> str:

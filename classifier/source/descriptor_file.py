@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import DescriptorError, FieldViolation
@@ -41,6 +41,8 @@ AttributeText = Annotated[str, parsed_as(str | int | float | bool, scalar_text)]
 class CauseDoc(Doc):
     """A cause in a descriptor file."""
 
+    model_config = ConfigDict(title="cause")
+
     type: str
     supertypes: tuple[str, ...] = ()
     http_status: int | None = None
@@ -54,6 +56,8 @@ class CauseDoc(Doc):
 
 class DescriptorDoc(Doc):
     """A descriptor in a file (YAML or JSON), its values parsed."""
+
+    model_config = ConfigDict(title="descriptor")
 
     type: str
     supertypes: tuple[str, ...] = ()
@@ -74,6 +78,18 @@ class DescriptorDoc(Doc):
             causes=[c.to_input() for c in self.causes],
             field_prefix=field_prefix,
         )
+
+
+class WrappedDescriptorDoc(Doc):
+    """A descriptor file may also hold `descriptor:` and the descriptor under it."""
+
+    model_config = ConfigDict(title="descriptor under `descriptor:`")
+
+    descriptor: DescriptorDoc
+
+
+DescriptorFile = DescriptorDoc | WrappedDescriptorDoc
+"""What a descriptor file may hold (its JSON Schema: `classifier schema`)."""
 
 
 def descriptor_from_data(data: Any, field_prefix: str = "descriptor") -> Descriptor:

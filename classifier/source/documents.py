@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -37,9 +37,15 @@ _STATUS_RANGE = re.compile(r"^(\d{3})\s*-\s*(\d{3})$")
 
 
 class Doc(BaseModel):
-    """Every document: unknown keys are errors, and a parsed document never changes."""
+    """Every document: unknown keys are errors, and a parsed document never changes.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    The models' JSON Schema (`make schemas`) is what editors check files
+    against: attribute docstrings become its descriptions.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
 
 _UNION_MEMBERS = frozenset({"function-before", "function-after", "str", "int", "float", "bool"})
@@ -68,6 +74,12 @@ def scalar_text(value: object) -> str:
 
 def _one_or_many(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
+
+
+def one_or_many(item: Any) -> BeforeValidator:
+    """A value written as one item or a list of them (`type: A` or `type: [A, B]`), read as
+    the list; its JSON Schema says both."""
+    return BeforeValidator(_one_or_many, json_schema_input_type=Union[item, list[item]])  # noqa: UP007
 
 
 def _non_empty(values: list[Any], what: str) -> list[Any]:
@@ -203,33 +215,39 @@ def _pattern(value: str) -> str:
 
 
 _Name = Annotated[str, Field(min_length=1)]
-TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), BeforeValidator(_one_or_many)]
-HttpStatuses = Annotated[
-    frozenset[int], parsed_as(list[int | str], _statuses), BeforeValidator(_one_or_many)
-]
-GrpcCodes = Annotated[
-    frozenset[int], parsed_as(list[str | int], _grpc_codes), BeforeValidator(_one_or_many)
-]
-Codes = Annotated[frozenset[str], parsed_as(list[str | int], _texts), BeforeValidator(_one_or_many)]
-Origins = Annotated[
-    frozenset[Origin], parsed_as(list[_Name], _origins), BeforeValidator(_one_or_many)
-]
-Labels = Annotated[frozenset[str], parsed_as(list[_Name], _labels), BeforeValidator(_one_or_many)]
+_Status = int | str
+_Code = str | int
+_AttributeValue = str | int | float | bool
+TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), one_or_many(_Name)]
+HttpStatuses = Annotated[frozenset[int], parsed_as(list[_Status], _statuses), one_or_many(_Status)]
+GrpcCodes = Annotated[frozenset[int], parsed_as(list[_Code], _grpc_codes), one_or_many(_Code)]
+Codes = Annotated[frozenset[str], parsed_as(list[_Code], _texts), one_or_many(_Code)]
+Origins = Annotated[frozenset[Origin], parsed_as(list[_Name], _origins), one_or_many(_Name)]
+Labels = Annotated[frozenset[str], parsed_as(list[_Name], _labels), one_or_many(_Name)]
 Pattern = Annotated[str, AfterValidator(_pattern)]
 Attributes = Annotated[
     dict[str, frozenset[str]],
     parsed_as(
-        dict[
-            str,
-            Annotated[list[str | int | float | bool], BeforeValidator(_one_or_many)],
-        ],
+        dict[str, Annotated[list[_AttributeValue], one_or_many(_AttributeValue)]],
         _attribute_values,
     ),
 ]
 
 
+def _choices(names: Any) -> Any:
+    """Field extras naming the values a text field accepts: editors offer them."""
+    return Field(json_schema_extra={"enum": list(names)})
+
+
+_RULE_CLASSES = [c.name for c in ErrorClass if c is not ErrorClass.Unknown]
+_RuleLintCode = Annotated[str, _choices(RULE_LINT_CODES)]
+_LintCode = Annotated[str, _choices(LINT_CODES)]
+
+
 class CauseWhenDoc(Doc):
     """Conditions a cause in the chain can satisfy (the fields a Cause carries), parsed."""
+
+    model_config = ConfigDict(title="conditions on a cause")
 
     type: TypeNames | None = None
     http_status: HttpStatuses | None = None
@@ -240,6 +258,8 @@ class CauseWhenDoc(Doc):
 
 class WhenDoc(CauseWhenDoc):
     """A rule's conditions; all of them must hold."""
+
+    model_config = ConfigDict(title="conditions")
 
     origin: Origins | None = None
     provider: Labels | None = None
@@ -261,17 +281,22 @@ def _rule_class(value: str) -> ErrorClass:
 class RuleDoc(Doc):
     """One rule as written in a rule file."""
 
+    model_config = ConfigDict(title="rule")
+
     id: Annotated[str, Field(pattern=RULE_ID_PATTERN)]
     description: str = ""
     when: WhenDoc
-    class_: Annotated[ErrorClass, parsed_as(str, _rule_class), Field(alias="class")]
+    class_: Annotated[
+        ErrorClass, parsed_as(str, _rule_class), Field(alias="class"), _choices(_RULE_CLASSES)
+    ]
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)] | None = None
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
     priority: int = 0
     fallback: bool = False
     """Decides only when no other rule matches: for a catch-all on an SDK's base type."""
-    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+    lint_ignore: Annotated[list[str], one_or_many(_RuleLintCode)] = []
+    """Lint warnings about this rule that its authors accept."""
 
     @field_validator("lint_ignore")
     @classmethod
@@ -282,10 +307,14 @@ class RuleDoc(Doc):
 class RuleFileDoc(Doc):
     """A rule file: a mapping whose `rules:` key lists rules."""
 
+    model_config = ConfigDict(title="rule file")
+
     rules: list[RuleDoc]
 
 
 class ChangelogEntryDoc(Doc):
+    model_config = ConfigDict(title="changelog entry")
+
     version: str
     date: dt.date | None = None
     changes: list[str] = []
@@ -294,20 +323,23 @@ class ChangelogEntryDoc(Doc):
 class ManifestDoc(Doc):
     """`ruleset.yaml`: the ruleset's identity and which files hold its rules."""
 
+    model_config = ConfigDict(title="manifest (ruleset.yaml)")
+
     name: Annotated[str, Field(min_length=1)]
     version: Annotated[str, Field(min_length=1)]
     description: str = ""
     changelog: list[ChangelogEntryDoc] = []
     include: list[str] = list(DEFAULT_INCLUDE)
     exclude: list[str] = []
-    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+    lint_ignore: Annotated[list[str], one_or_many(_LintCode)] = []
+    """Lint warnings the whole ruleset accepts."""
 
     @field_validator("lint_ignore")
     @classmethod
     def _lint_ignore(cls, values: list[str]) -> list[str]:
         return _lint_codes(values, LINT_CODES, "a ruleset")
 
-    @field_validator("version", mode="before")
+    @field_validator("version", mode="before", json_schema_input_type=str | int | float)
     @classmethod
     def _version_text(cls, value: Any) -> Any:
         return (
@@ -318,6 +350,8 @@ class ManifestDoc(Doc):
 class ActionDoc(Doc):
     """An operator action in the catalog."""
 
+    model_config = ConfigDict(title="action")
+
     id: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     summary: Annotated[str, Field(min_length=1)]
     runbook: str = ""
@@ -325,6 +359,8 @@ class ActionDoc(Doc):
 
 class ClassDefaultDoc(Doc):
     """What a class means for the run when a rule does not say otherwise."""
+
+    model_config = ConfigDict(title="class default")
 
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     effect: Literal["unspecified", "fail", "pause", "continue"]
@@ -348,7 +384,13 @@ def _class_defaults(value: dict[str, ClassDefaultDoc]) -> dict[ErrorClass, Class
 class CatalogDoc(Doc):
     """`actions.yaml`: the action catalog and every class's defaults."""
 
+    model_config = ConfigDict(title="catalog (actions.yaml)")
+
     actions: list[ActionDoc]
     classes: Annotated[
-        dict[ErrorClass, ClassDefaultDoc], parsed_as(dict[str, ClassDefaultDoc], _class_defaults)
+        dict[ErrorClass, ClassDefaultDoc],
+        parsed_as(
+            dict[Annotated[str, _choices(ErrorClass.__members__)], ClassDefaultDoc], _class_defaults
+        ),
     ]
+    """Every class of the taxonomy, each with its default action and effect."""

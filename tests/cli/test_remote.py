@@ -3,6 +3,7 @@ answering as the same commands do in process; the version everywhere it is repor
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 from importlib.metadata import version
@@ -177,8 +178,10 @@ def test_the_client_returns_the_last_reload_and_the_candidate(
     assert after.candidate.last_reload.trigger == "admin"
     assert after.last_reload is not None
     assert after.last_reload.result is ReloadResult.unchanged
-    assert after.classifier_version == after.candidate.classifier_version == version(
-        classifier.DISTRIBUTION
+    assert (
+        after.classifier_version
+        == after.candidate.classifier_version
+        == version(classifier.DISTRIBUTION)
     )
 
 
@@ -221,8 +224,8 @@ def test_the_start_log_line_names_the_classifier_version(
 
 def _subcommands() -> dict[str, str]:
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
-    return {name: p.format_help() for name, p in sub.choices.items()}  # type: ignore[attr-defined]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {name: p.format_help() for name, p in sub.choices.items()}
 
 
 @pytest.mark.parametrize("name", sorted(_subcommands()))
