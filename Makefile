@@ -45,8 +45,8 @@ proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract la
 schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) from the document models
 	$(BIN)/python tools/gen_schemas.py
 
-deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volume items)
-	$(BIN)/python tools/gen_deploy_rules.py
+deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
+	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
