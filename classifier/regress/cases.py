@@ -199,7 +199,7 @@ def read_case_file(path: Path) -> CaseFile:
     try:
         head = CaseFileHeadDoc.model_validate(doc.value)
     except ValidationError as exc:
-        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value))
+        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value, CaseFileHeadDoc))
         return CaseFile(path, shown, None, (), (), tuple(diagnostics))
     rules = (path.parent / head.rules) if head.rules is not None else None
     if rules is not None and not (rules / MANIFEST).is_file():
@@ -226,7 +226,7 @@ def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list
         try:
             doc = CaseDoc.model_validate(item)
         except ValidationError as exc:
-            found = pydantic_diagnostics(exc, _Shifted(positions, path), item)
+            found = pydantic_diagnostics(exc, _Shifted(positions, path), item, CaseDoc)
             bad.append(BadCase(name, where, tuple(found)))
             continue
         try:

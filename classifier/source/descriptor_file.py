@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import DescriptorError, FieldViolation
+from classifier.source import messages
 from classifier.source.documents import (
     Doc,
     doc_path,
@@ -111,10 +112,11 @@ def _validated(data: Any, field_prefix: str, positions: Positions | None) -> Des
         doc = DescriptorDoc.model_validate(data)
     except ValidationError as exc:
         violations = []
-        for err in exc.errors(include_url=False):
+        for err in messages.merged(exc.errors(include_url=False)):
             parts = doc_path(err["loc"])
             where = positions.value(parts) if positions is not None else None
-            violations.append(FieldViolation(_field_path(field_prefix, parts), err["msg"], where))
+            message = messages.violation_message(err, parts, DescriptorDoc)
+            violations.append(FieldViolation(_field_path(field_prefix, parts), message, where))
         raise DescriptorError(violations) from None
     return doc.to_descriptor(field_prefix)
 

@@ -20,15 +20,24 @@ from pydantic import (
     ConfigDict,
     Field,
     GetPydanticSchema,
+    StrictInt,
     field_validator,
 )
 from pydantic_core import PydanticCustomError, core_schema
 
 from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
 from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
+from classifier.text import did_you_mean
 
 RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
 ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+PATTERN_MEANINGS = {
+    RULE_ID_PATTERN: "a rule id starts with a letter or digit and holds only letters, "
+    "digits and . _ / : - (no spaces)",
+    ACTION_ID_PATTERN: "an action id starts with a lower-case letter or digit and holds "
+    "only lower-case letters, digits and . _ -",
+}
+"""The id patterns in words, for messages (a regular expression is not a sentence)."""
 ORIGIN_ALIASES = {"caller": "user"}
 DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
 """The rule files of a ruleset whose manifest has no `include:`."""
@@ -125,12 +134,14 @@ def parse_origin(value: str) -> Origin:
     name = ORIGIN_ALIASES.get(value.strip().lower(), value.strip().lower())
     if name in Origin.__members__:
         return Origin[name]
+    known = [o.name for o in Origin if o is not Origin.unspecified]
     raise PydanticCustomError(
         Code.unknown_origin,
-        "unknown origin {value}; known: {known}",
+        "unknown origin {value}{hint}; known: {known}",
         {
             "value": repr(value),
-            "known": ", ".join(o.name for o in Origin if o is not Origin.unspecified),
+            "hint": did_you_mean(value.strip(), [*known, *ORIGIN_ALIASES]),
+            "known": ", ".join(known),
         },
     )
 
@@ -140,8 +151,13 @@ def _lint_codes(values: list[str], allowed: tuple[str, ...], where: str) -> list
         if value not in allowed:
             raise PydanticCustomError(
                 Code.unknown_lint_code,
-                "{value} is not a lint code {where} can ignore; known: {known}",
-                {"value": repr(value), "where": where, "known": ", ".join(allowed)},
+                "{value} is not a lint code {where} can ignore{hint}; known: {known}",
+                {
+                    "value": repr(value),
+                    "where": where,
+                    "hint": did_you_mean(value, allowed),
+                    "known": ", ".join(allowed),
+                },
             )
     return values
 
@@ -152,8 +168,12 @@ def parse_class(value: str) -> ErrorClass:
         return ErrorClass[value]
     raise PydanticCustomError(
         Code.unknown_class,
-        "unknown class {value}; known: {known}",
-        {"value": repr(value), "known": ", ".join(ErrorClass.__members__)},
+        "unknown class {value}{hint}; known: {known}",
+        {
+            "value": repr(value),
+            "hint": did_you_mean(value, ErrorClass.__members__),
+            "known": ", ".join(ErrorClass.__members__),
+        },
     )
 
 
@@ -163,8 +183,12 @@ def parse_grpc_code(value: str | int) -> int:
     except ValueError:
         raise PydanticCustomError(
             Code.unknown_grpc_code,
-            "unknown gRPC status code {value}; known: {known}",
-            {"value": repr(value), "known": ", ".join(GRPC_CODES)},
+            "unknown gRPC status code {value}{hint}; known: {known}",
+            {
+                "value": repr(value),
+                "hint": did_you_mean(str(value), GRPC_CODES),
+                "known": ", ".join(GRPC_CODES),
+            },
         ) from None
 
 
@@ -215,7 +239,8 @@ def _pattern(value: str) -> str:
 
 
 _Name = Annotated[str, Field(min_length=1)]
-_Status = int | str
+_Status = StrictInt | str
+"""Strict: YAML's `true` is not status 1."""
 _Code = str | int
 _AttributeValue = str | int | float | bool
 TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), one_or_many(_Name)]
