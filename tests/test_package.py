@@ -216,3 +216,37 @@ def test_serve_health_and_the_remote_commands(installed: Installed) -> None:
         _, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
     assert '"event": "start"' in err
+
+
+def test_a_git_url_builds_the_same_wheel(installed: Installed, tmp_path: Path) -> None:
+    """The README's other path, `pip install git+file://...` of a clone: pip builds it from
+    git into the same files the `python -m build` wheel has, the library included (the
+    dependencies it would then install are the ones the wheel's install above brought)."""
+    repo = _tracked_tree(tmp_path / "repo")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "snapshot"]):
+        subprocess.run([*git, *args], check=True, capture_output=True, timeout=120)
+    out = tmp_path / "wheels"
+    pip = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "-w",
+            str(out),
+            f"git+file://{repo}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        cwd=tmp_path,
+    )
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    [wheel] = out.glob("*.whl")
+    assert wheel.name == installed.wheel.name
+    from_git = set(zipfile.ZipFile(wheel).namelist())
+    assert from_git == set(zipfile.ZipFile(installed.wheel).namelist())
+    assert "classifier/library/ruleset.yaml" in from_git
