@@ -5,6 +5,7 @@ about a file's shape."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from pathlib import Path
@@ -31,6 +32,7 @@ SCHEMA_LEVEL = {
 """The documented codes whose bad example is wrong in shape, so a schema can refuse it."""
 
 
+@functools.cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
     schema = json.loads((FOLDER / file_name(name)).read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
