@@ -7,12 +7,12 @@ BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases check lint typecheck proto proto-baseline deploy-rules schemas bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance]'
 	touch $(STAMP)
 
 setup: $(STAMP)  ## create .venv and install the package with its dev tools
@@ -25,6 +25,9 @@ test: check  ## lint, type-check, then every test (tests/ and the bundled rules'
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
 	$(BIN)/classifier test --coverage --min-coverage 100 $(RULES)
+
+drift: $(STAMP)  ## the SDK drift check: every exception class of the pinned SDKs has a rule or a listed reason (also in make test)
+	$(BIN)/python -m tests.conformance.drift
 
 check: lint typecheck  ## ruff, mypy and buf lint
 
@@ -49,7 +52,7 @@ deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and vo
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)

@@ -45,6 +45,9 @@ class Code(StrEnum):
     missing_manifest = "missing_manifest"
     missing_catalog = "missing_catalog"
     ruleset_not_found = "ruleset_not_found"
+    unknown_base = "unknown_base"
+    base_cycle = "base_cycle"
+    unknown_rule = "unknown_rule"
     file_too_large = "file_too_large"
     too_many_files = "too_many_files"
     unreadable_file = "unreadable_file"
@@ -154,7 +157,18 @@ REGISTRY: dict[Code, CodeInfo] = {
     ),
     Code.unknown_action: _rules("unknown_action", Family.compile, "an action not in the catalog"),
     Code.missing_class_default: _rules(
-        "missing_class_default", Family.document, "a class without a catalog default"
+        "missing_class_default", Family.compile, "a class without a catalog default"
+    ),
+    Code.unknown_base: CodeInfo(
+        Family.folder, "a base names no library the package ships", "rules.md#unknown_base"
+    ),
+    Code.base_cycle: CodeInfo(
+        Family.folder, "rulesets that build on each other in a circle", "rules.md#base_cycle"
+    ),
+    Code.unknown_rule: CodeInfo(
+        Family.compile,
+        "`disable` or `override` names no rule of a base",
+        "rules.md#unknown_rule",
     ),
     Code.invalid_class_default: _rules(
         "invalid_class_default", Family.compile, "a class default the class cannot have"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Any
 
 from classifier.cli.options import Exit, add_command, add_rules
 from classifier.engine.compiler import load_ruleset
+from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
@@ -61,19 +63,28 @@ def run(args: argparse.Namespace) -> int:
     report = lint_report(ruleset)
     warnings = report.warnings
     failed = args.strict and bool(warnings)
+    about: dict[str, Any] = {
+        "name": ruleset.name,
+        "version": ruleset.version,
+        "digest": ruleset.digest,
+        "rules": len(ruleset.rules),
+    }
     summary = {
         "ok": not failed,
         "errors": 0,
         "warnings": len(warnings),
         "suppressed": report.suppressed,
-        "ruleset": {
-            "name": ruleset.name,
-            "version": ruleset.version,
-            "digest": ruleset.digest,
-            "rules": len(ruleset.rules),
-        },
+        "ruleset": about,
     }
+    if len(ruleset.layers) > 1:
+        about["layers"] = [dataclasses.asdict(layer) for layer in ruleset.layers]
+        about["disabled"] = [
+            {"rule": d.rule_id, "reason": d.reason, "location": str(d.location)}
+            for d in ruleset.disabled
+        ]
     _print(args.format, warnings, summary)
+    if args.format == "text":
+        _print_stack(ruleset)
     shown = plural(len(warnings), "warning") if warnings else "no warnings"
     line = (
         f"{ruleset.name} {ruleset.version}: {plural(len(ruleset.rules), 'rule')} "
@@ -86,6 +97,16 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_STRICT_WARNINGS
     _summary(args.format, f"ok: {line}")
     return EXIT_OK
+
+
+def _print_stack(ruleset: Ruleset) -> None:
+    """For a layered ruleset: what it builds on, and which base rules it turned off."""
+    if len(ruleset.layers) < 2:
+        return
+    for layer in ruleset.layers[1:]:
+        print(f"base: {layer.name} {layer.version} ({layer.digest[:19]}) {layer.source}")
+    for d in ruleset.disabled:
+        print(f"{d.location}: disabled {d.rule_id}: {d.reason}")
 
 
 def _summary(fmt: str, line: str) -> None:

@@ -9,13 +9,22 @@
             answer = client.classify_exception(exc, origin=Origin.provider, provider="openai")
             store(answer.class_number, answer.rule_id, answer.ruleset_version)
 
-`descriptor_from_exception` builds a descriptor from a Python exception and
+`descriptor_from_exception` builds a descriptor from a Python exception,
+`descriptor_from_response` / `descriptor_from_finish_reason` from a response
+that returned normally but is a provider-side refusal (a finish reason), and
 `descriptor_from_span` / `descriptor_from_span_event` from OpenTelemetry
-data; neither talks to the network, so they also feed `classifier.classify`
+data; none talks to the network, so they also feed `classifier.classify`
 in-process. docs/clients.md covers the other languages.
 """
 
-from classifier.client.answer import Answer, ClassInfo, ReloadInfo, ReloadResult, RulesetInfo
+from classifier.client.answer import (
+    Answer,
+    ClassInfo,
+    ReloadInfo,
+    ReloadResult,
+    RulesetInfo,
+    RulesetLayer,
+)
 from classifier.client.client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_TIMEOUT,
@@ -23,6 +32,10 @@ from classifier.client.client import (
     Client,
     DescriptorFields,
     ServiceError,
+)
+from classifier.client.finish_reason import (
+    descriptor_from_finish_reason,
+    descriptor_from_response,
 )
 from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
 from classifier.client.python_exception import descriptor_from_exception
@@ -48,9 +61,12 @@ __all__ = [
     "ReloadInfo",
     "ReloadResult",
     "RulesetInfo",
+    "RulesetLayer",
     "ServiceError",
     "UnknownReason",
     "descriptor_from_exception",
+    "descriptor_from_finish_reason",
+    "descriptor_from_response",
     "descriptor_from_span",
     "descriptor_from_span_event",
 ]

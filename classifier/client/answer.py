@@ -77,6 +77,16 @@ class ReloadInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RulesetLayer:
+    """One ruleset of a layered stack (the served ruleset first, then its bases)."""
+
+    name: str
+    version: str
+    digest: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class RulesetInfo:
     """The ruleset a server is serving, the last reload of it, and the candidate shadowing it."""
 
@@ -87,6 +97,7 @@ class RulesetInfo:
     loaded_at: str
     source: str
     description: str
+    layers: tuple[RulesetLayer, ...] = ()
     classifier_version: str = ""
     """The classifier software serving it ("" from a server older than the field)."""
     last_reload: ReloadInfo | None = None

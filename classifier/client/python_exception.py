@@ -13,8 +13,16 @@ What the helper reads, and why:
   asyncio.CancelledError), so chains end at `Exception` like the corpus.
 - **causes**: the chain Python prints: `__cause__`, else `__context__` unless
   suppressed (`raise ... from None`), outermost first, then the members of an
-  ExceptionGroup; flattened depth first, each exception once (cycle-safe),
-  at most `limits.MAX_CAUSES`.
+  ExceptionGroup and tenacity's `RetryError.last_attempt.exception()`;
+  flattened depth first, each exception once (cycle-safe), at most
+  `limits.MAX_CAUSES`.
+- **Google statuses**: google-genai's `APIError` carries the HTTP status in
+  `code` and the google.rpc.Code name in `status` (`RESOURCE_EXHAUSTED`,
+  `INVALID_ARGUMENT`); google-api-core's `GoogleAPICallError` the HTTP status
+  in `code` and a `grpc.StatusCode` in `grpc_status_code`. For both, the
+  HTTP status comes from `code` (for a google-genai error inside a 200 stream
+  the response's own status is 200), the gRPC status is the named one, and
+  the code is its name: never the bare HTTP status.
 - **http_status**: `status_code` (openai, anthropic), `response.status_code`
   (httpx.HTTPStatusError, requests.HTTPError), `status` (aiohttp), or
   botocore's `response["ResponseMetadata"]["HTTPStatusCode"]`.
@@ -23,7 +31,17 @@ What the helper reads, and why:
 - **code**: a `code` attribute that is a string or number (openai's error
   code, MCP's JSON-RPC code), else the body's `code` or `error.code` or
   `error.type` (anthropic), botocore's `response["Error"]["Code"]`, the
-  errno name of an OSError (`ENOENT`), or `error.code`.
+  provider's error body on an HTTP client's response (httpx.HTTPStatusError,
+  requests.HTTPError: OpenAI, Azure, Anthropic, Gemini and Bedrock shapes, see
+  `http_bodies`), the errno name of an OSError (`ENOENT`), or `error.code`.
+  aiohttp's `ClientResponseError.code` is never read: it is a deprecated alias
+  of the status, not a code. A code that only repeats the HTTP status (Azure's
+  `"code": "429"`) is dropped: a status is not a code.
+- **from the error body** also: Gemini's `error.status` as `grpc_status`, the
+  provider's own error message (appended to the message when the exception's
+  text does not carry it), and Anthropic's `error.details.error_code` as the
+  attribute `error_code` (from the exception's body, else from the first cause
+  that has one: a wrapper such as tenacity's RetryError keeps no body itself).
 
 Reading never raises: a property that fails counts as absent, because this
 runs while a runtime is already handling a failure.
@@ -33,11 +51,12 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from classifier import limits
+from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
 
 LANGUAGE = "python"
 
@@ -54,6 +73,10 @@ def descriptor_from_exception(
     Origin and provider are the caller's knowledge (where the call was made,
     to whom); they are never guessed from the exception.
     """
+    chain = causes(exc)
+    body_attributes = next(
+        (dict(e.attributes) for e in map(body_evidence, [exc, *chain]) if e.attributes), {}
+    )
     return build_descriptor(
         type=type_name(type(exc)),
         supertypes=supertypes(type(exc)),
@@ -71,12 +94,20 @@ def descriptor_from_exception(
                 code=error_code(c),
                 message=message(c),
             )
-            for c in causes(exc)
+            for c in chain
         ],
         language=LANGUAGE,
         provider=provider,
-        attributes=attributes,
+        attributes={**body_attributes, **(attributes or {})} or None,
     )
+
+
+def body_evidence(exc: BaseException) -> BodyEvidence:
+    """What the provider's error body on the exception's HTTP response says (see http_bodies)."""
+    response = _get(exc, "response")
+    if response is None or isinstance(response, Mapping):  # botocore's parsed dict is not one
+        return NOTHING
+    return evidence_from_response(response, http_status(exc))
 
 
 def origin_from(value: Origin | str) -> Origin:
@@ -131,16 +162,47 @@ def _inner(e: BaseException) -> Iterator[BaseException]:
         yield e.__context__
     if isinstance(e, BaseExceptionGroup):
         yield from e.exceptions
+    last = _last_attempt_exception(e)
+    if last is not None:
+        yield last
+
+
+def _last_attempt_exception(e: BaseException) -> BaseException | None:
+    """tenacity.RetryError's `last_attempt.exception()` (a finished Future), when it failed.
+
+    tenacity raises RetryError `from` that exception, so it is usually the __cause__ too
+    (listed once); a RetryError built by hand or raised from a callback keeps it only here.
+    """
+    future = _get(e, "last_attempt")
+    done = _get(future, "done")
+    if not callable(done) or _call(done) is not True:
+        return None
+    exception = _get(future, "exception")
+    if not callable(exception):
+        return None
+    try:
+        inner = exception(timeout=0)
+    except Exception:
+        return None
+    return inner if isinstance(inner, BaseException) else None
 
 
 def message(exc: BaseException) -> str:
+    """str(exc), followed by the provider's error message from the body when it is not in it."""
     try:
-        return str(exc)
+        text = str(exc)
     except Exception:
-        return ""
+        text = ""
+    provider_message = body_evidence(exc).message
+    if provider_message and provider_message not in text:
+        return f"{text}\n{provider_message}" if text else provider_message
+    return text
 
 
 def http_status(exc: BaseException) -> int | None:
+    google = google_status(exc)
+    if google is not None and google.http_status is not None:
+        return google.http_status
     for value in (
         _get(exc, "status_code"),
         _get(_get(exc, "response"), "status_code"),
@@ -153,8 +215,15 @@ def http_status(exc: BaseException) -> int | None:
 
 
 def grpc_status(exc: BaseException) -> int | None:
-    code = _get(exc, "code")
-    candidates = [_call(code) if callable(code) else None, _get(exc, "grpc_status_code")]
+    google = google_status(exc)
+    if google is not None:
+        return google.grpc_status
+    code = _code_attribute(exc)
+    candidates = [
+        _call(code) if callable(code) else None,
+        _get(exc, "grpc_status_code"),
+        body_evidence(exc).grpc_status,
+    ]
     for value in candidates:
         number = _grpc_number(value)
         if number is not None:
@@ -173,23 +242,79 @@ def _grpc_number(value: object) -> int | None:
 
 
 def error_code(exc: BaseException) -> str:
-    code = _get(exc, "code")
+    google = google_status(exc)
+    if google is not None:
+        return google.name[: limits.MAX_CODE_CHARS]
+    code = _code_attribute(exc)
     body = _get(exc, "body")
     response = _get(exc, "response")
     number = exc.errno if isinstance(exc, OSError) else None
+    status = http_status(exc)
     for value in (
         None if callable(code) else code,
         _path(body, "code"),
         _path(body, "error", "code"),
         _path(body, "error", "type"),
         _path(response, "Error", "Code"),
+        body_evidence(exc).code,
         errno.errorcode.get(number) if number is not None else None,
         _get(_get(exc, "error"), "code"),
     ):
         text = _code_text(value)
-        if text:
+        if text and (status is None or text != str(status)):
             return text[: limits.MAX_CODE_CHARS]
     return ""
+
+
+class GoogleStatus(NamedTuple):
+    """What a Google API error says: its HTTP status, and its google.rpc.Code (number, name)."""
+
+    http_status: int | None
+    grpc_status: int | None
+    name: str
+
+
+def google_status(exc: BaseException) -> GoogleStatus | None:
+    """The status of a google-genai `APIError` or a google-api-core `GoogleAPICallError`.
+
+    google-genai: `status` is the google.rpc.Code name from the error body and `code` the
+    HTTP status (the body's `error.code`). google-api-core: every `GoogleAPICallError`
+    has a `grpc_status_code` (a `grpc.StatusCode`; None for classes named after an HTTP
+    status only, such as TooManyRequests, or when grpc is not installed) and `code`, the
+    HTTP status. A status that is no google.rpc.Code is not turned into one, and the HTTP
+    status is never sent as a code. Anything else is None: the generic readers apply.
+    """
+    number: int | None = None
+    status = _get(exc, "status")
+    if isinstance(status, str):
+        number = GRPC_CODES.get(status.strip().upper())
+    api_core = number is None and _has(exc, "grpc_status_code")
+    if api_core:
+        number = _grpc_number(_get(exc, "grpc_status_code"))
+    elif not number:  # not a Google error, or OK: not an error status
+        return None
+    code = _get(exc, "code")
+    http = int(code) if _is_int(code) and 100 <= code <= 599 else None
+    if not number:
+        return GoogleStatus(http_status=http, grpc_status=None, name="")
+    return GoogleStatus(http_status=http, grpc_status=number, name=GRPC_CODE_NAMES[number])
+
+
+def _has(obj: object, name: str) -> bool:
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False
+
+
+def _code_attribute(exc: BaseException) -> Any:
+    """`exc.code`, except on aiohttp's ClientResponseError, where it is the deprecated status."""
+    if any(
+        c.__name__ == "ClientResponseError" and c.__module__.startswith("aiohttp")
+        for c in type(exc).__mro__
+    ):
+        return None
+    return _get(exc, "code")
 
 
 def _code_text(value: object) -> str:

@@ -21,6 +21,7 @@ from classifier.client.answer import (
     ReloadInfo,
     ReloadResult,
     RulesetInfo,
+    RulesetLayer,
     error_class,
 )
 from classifier.descriptor import Cause, Descriptor
@@ -147,6 +148,10 @@ def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
         loaded_at=r.loaded_at,
         source=r.source,
         description=r.description,
+        layers=tuple(
+            RulesetLayer(name=k.name, version=k.version, digest=k.digest, source=k.source)
+            for k in r.layers
+        ),
         classifier_version=r.classifier_version,
         last_reload=reload_info_from_proto(r.last_reload) if r.HasField("last_reload") else None,
         candidate=ruleset_info_from_proto(r.candidate) if r.HasField("candidate") else None,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,12 +41,18 @@ from classifier.engine.conditions import (
 )
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
-from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
+from classifier.engine.ruleset import CompiledRule, DisabledRule, Layer, Outcome, Ruleset
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.location import Location
-from classifier.source.documents import CauseWhenDoc, WhenDoc
-from classifier.source.loader import RulesetSource, RuleSource, display_path, load_source
-from classifier.source.yamlsource import flow
+from classifier.source.documents import CauseWhenDoc, ClassDefaultDoc, WhenDoc
+from classifier.source.loader import (
+    RulesetSource,
+    RuleSource,
+    StackSource,
+    display_path,
+    load_stack,
+)
+from classifier.source.yamlsource import Positions, flow
 from classifier.taxonomy import Effect, ErrorClass
 from classifier.text import did_you_mean, doc_pointer
 
@@ -59,13 +66,21 @@ _RE2_OPTIONS.max_mem = RE2_MAX_MEM
 
 @dataclass(frozen=True)
 class Compilation:
-    """What the stages have built so far from one source, and every diagnostic found."""
+    """What the stages have built so far from a stack of layers, and every diagnostic found."""
 
-    source: RulesetSource
+    stack: StackSource
     diagnostics: tuple[Diagnostic, ...]
     actions: Mapping[str, Action] = field(default_factory=dict)
+    action_locations: Mapping[str, Location] = field(default_factory=dict)
+    own_actions: frozenset[str] = frozenset()
     defaults: Mapping[ErrorClass, Outcome] | None = None
+    class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
     conflict_action: Action | None = None
+    effective: tuple[tuple[RuleSource, int], ...] = ()
+    """The rules that take part, bottom layer first, each with its layer (0 = the top)."""
+    disabled: tuple[DisabledRule, ...] = ()
+    rejected: tuple[RuleSource, ...] = ()
+    """Rules left out (a duplicate id): still compiled, so their own problems are reported."""
     rules: tuple[CompiledRule, ...] = ()
     index: RuleIndex[CompiledRule] | None = None
     fallbacks: RuleIndex[CompiledRule] | None = None
@@ -75,25 +90,33 @@ Stage = Callable[[Compilation], Compilation]
 
 
 def load_ruleset(root: Path | str) -> Ruleset:
-    """Read, validate and compile a ruleset folder; raise RulesetError with every problem."""
-    return compile_ruleset(load_source(root))
+    """Read, validate and compile a ruleset folder and the rulesets it builds on;
+    raise RulesetError with every problem."""
+    return compile_stack(load_stack(root))
 
 
 def compile_ruleset(source: RulesetSource) -> Ruleset:
+    """Compile one loaded folder as a ruleset of its own (its `base:` is not read)."""
+    return compile_stack(StackSource((source,), ()))
+
+
+def compile_stack(stack: StackSource) -> Ruleset:
     """Run every stage; raise RulesetError listing every error found."""
-    c = Compilation(source, source.diagnostics)
+    found = (*stack.diagnostics, *(d for layer in stack.layers for d in layer.diagnostics))
+    c = Compilation(stack, found)
     for _name, stage in STAGES:
         c = stage(c)
     errors = [d for d in c.diagnostics if d.severity is Severity.error]
-    manifest = source.manifest
+    top = stack.top
+    manifest = top.manifest
     if errors or manifest is None or c.defaults is None or c.index is None or c.fallbacks is None:
         raise RulesetError(errors)
     return Ruleset(
         name=manifest.name,
         version=manifest.version,
         description=manifest.description,
-        digest=source.digest,
-        source=display_path(source.root),
+        digest=stack_digest(stack),
+        source=display_path(top.root),
         rules=c.rules,
         index=c.index,
         fallbacks=c.fallbacks,
@@ -101,9 +124,30 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        action_locations=_action_locations(source),
-        class_locations=_class_locations(source),
+        action_locations=c.action_locations,
+        class_locations=c.class_locations,
         lint_ignore=frozenset(manifest.lint_ignore),
+        layers=tuple(_layer(layer) for layer in reversed(stack.layers)),
+        own_actions=c.own_actions,
+        disabled=c.disabled,
+    )
+
+
+def stack_digest(stack: StackSource) -> str:
+    """A ruleset of its own keeps its folder's digest; a stack's digest covers every layer's."""
+    if len(stack.layers) == 1:
+        return stack.top.digest
+    lines = "".join(f"{layer.digest}\n" for layer in stack.layers)
+    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
+
+
+def _layer(source: RulesetSource) -> Layer:
+    m = source.manifest
+    return Layer(
+        name=m.name if m else "",
+        version=m.version if m else "",
+        digest=source.digest,
+        source=display_path(source.root),
     )
 
 
@@ -111,27 +155,72 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
 
 
 def catalog_stage(c: Compilation) -> Compilation:
-    """The actions, every class's defaults, and the action for an Unknown by conflict."""
-    catalog = c.source.catalog
-    if catalog is None:
-        return c
-    at = c.source.catalog_positions
+    """The actions, every class's defaults, and the action for an Unknown by conflict.
+
+    Layers are read bottom first: a layer's action or class default replaces
+    the one of the same id or class below it.
+    """
     found: list[Diagnostic] = []
     actions: dict[str, Action] = {}
-    for i, doc in enumerate(catalog.actions):
-        if doc.id in actions:
-            found.append(
-                Diagnostic(
-                    Code.duplicate_action_id,
-                    f"action {doc.id!r} is already defined",
-                    at.value(("actions", i, "id")),
-                )
-            )
+    action_at: dict[str, Location] = {}
+    classes: dict[ErrorClass, tuple[ClassDefaultDoc, Positions]] = {}
+    class_at: dict[ErrorClass, Location] = {}
+    own: set[str] = set()
+    layers = c.stack.layers
+    for n, layer in enumerate(layers):
+        catalog = layer.catalog
+        if catalog is None:
             continue
-        actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
+        at = layer.catalog_positions
+        here: set[str] = set()
+        for i, doc in enumerate(catalog.actions):
+            if doc.id in here:
+                found.append(
+                    Diagnostic(
+                        Code.duplicate_action_id,
+                        f"action {doc.id!r} is already defined",
+                        at.value(("actions", i, "id")),
+                    )
+                )
+                continue
+            here.add(doc.id)
+            actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
+            action_at[doc.id] = at.value(("actions", i))
+            if n == len(layers) - 1:
+                own.add(doc.id)
+        for error_class, default in catalog.classes.items():
+            classes[error_class] = (default, at)
+            class_at[error_class] = at.key(("classes", error_class.name))
+    missing = [k.name for k in ErrorClass if k not in classes]
+    if missing and layers[0].catalog is not None:
+        found.append(
+            Diagnostic(
+                Code.missing_class_default,
+                f"every class needs a default action and effect; missing: {', '.join(missing)}",
+                layers[0].catalog_positions.value(("classes",)),
+            )
+        )
+    defaults, conflict_action = _class_defaults(classes, actions, found)
+    return dataclasses.replace(
+        c,
+        diagnostics=(*c.diagnostics, *found),
+        actions=actions,
+        action_locations=action_at,
+        own_actions=frozenset(own),
+        defaults=defaults if not missing else None,
+        class_locations=class_at,
+        conflict_action=conflict_action,
+    )
+
+
+def _class_defaults(
+    classes: Mapping[ErrorClass, tuple[ClassDefaultDoc, Positions]],
+    actions: Mapping[str, Action],
+    found: list[Diagnostic],
+) -> tuple[dict[ErrorClass, Outcome], Action | None]:
     defaults: dict[ErrorClass, Outcome] = {}
     conflict_action: Action | None = None
-    for error_class, default in catalog.classes.items():
+    for error_class, (default, at) in classes.items():
         name = error_class.name
         where = at.value(("classes", name))
         if default.conflict_action is not None:
@@ -197,51 +286,73 @@ def catalog_stage(c: Compilation) -> Compilation:
             Effect.from_label(default.effect),
             default.retryable,
         )
-    return dataclasses.replace(
-        c,
-        diagnostics=(*c.diagnostics, *found),
-        actions=actions,
-        defaults=defaults,
-        conflict_action=conflict_action,
-    )
-
-
-def _action_locations(source: RulesetSource) -> dict[str, Location]:
-    if source.catalog is None:
-        return {}
-    at = source.catalog_positions
-    out: dict[str, Location] = {}
-    for i, doc in enumerate(source.catalog.actions):
-        out.setdefault(doc.id, at.value(("actions", i)))
-    return out
-
-
-def _class_locations(source: RulesetSource) -> dict[ErrorClass, Location]:
-    if source.catalog is None:
-        return {}
-    at = source.catalog_positions
-    return {c: at.key(("classes", c.name)) for c in source.catalog.classes}
+    return defaults, conflict_action
 
 
 # rule_ids --------------------------------------------------------------------------------------
 
 
 def rule_ids_stage(c: Compilation) -> Compilation:
-    first: dict[str, RuleSource] = {}
+    """Which rules take part: ids unique within a layer; a layer's `disable` and `override`
+    take base rules out; any other id a base already has is a duplicate."""
     found: list[Diagnostic] = []
-    for rule in c.source.rules:
-        seen = first.setdefault(rule.doc.id, rule)
-        if seen is not rule:
-            found.append(
-                Diagnostic(
-                    Code.duplicate_rule_id,
-                    f"rule {rule.doc.id!r} is already defined at {seen.at('id')}",
-                    rule.at("id"),
-                    rule_id=rule.doc.id,
-                    related=(seen.at("id"),),
-                )
+    live: dict[str, tuple[RuleSource, int]] = {}
+    disabled: list[DisabledRule] = []
+    rejected: list[RuleSource] = []
+    layers = c.stack.layers
+    for n, layer in enumerate(layers):
+        number = len(layers) - 1 - n
+        manifest = layer.manifest
+        for i, off in enumerate(manifest.disable if manifest else ()):
+            where = layer.manifest_positions.value(("disable", i, "rule"))
+            if off.rule in live:
+                del live[off.rule]
+                disabled.append(DisabledRule(off.rule, off.reason, where))
+            else:
+                found.append(_no_such_rule("disable", off.rule, live, where))
+        here: dict[str, RuleSource] = {}
+        for rule in layer.rules:
+            rid = rule.doc.id
+            seen = here.get(rid) or (
+                live[rid][0] if rid in live and not rule.doc.override else None
             )
-    return dataclasses.replace(c, diagnostics=(*c.diagnostics, *found))
+            if seen is not None:
+                hint = "" if rid in here else "; to replace the base's rule, set `override: true`"
+                found.append(
+                    Diagnostic(
+                        Code.duplicate_rule_id,
+                        f"rule {rid!r} is already defined at {seen.at('id')}{hint}",
+                        rule.at("id"),
+                        rule_id=rid,
+                        related=(seen.at("id"),),
+                    )
+                )
+                rejected.append(rule)
+                continue
+            if rule.doc.override and rid not in live:
+                found.append(_no_such_rule("override", rid, live, rule.at("override")))
+                continue
+            live.pop(rid, None)
+            here[rid] = rule
+            live[rid] = (rule, number)
+    return dataclasses.replace(
+        c,
+        diagnostics=(*c.diagnostics, *found),
+        effective=tuple(live.values()),
+        disabled=tuple(disabled),
+        rejected=tuple(rejected),
+    )
+
+
+def _no_such_rule(
+    key: str, rule_id: str, live: Mapping[str, tuple[RuleSource, int]], where: Location
+) -> Diagnostic:
+    return Diagnostic(
+        Code.unknown_rule,
+        f"`{key}` names rule {rule_id!r}, which no base defines{did_you_mean(rule_id, live)}",
+        where,
+        rule_id=rule_id,
+    )
 
 
 # rules -----------------------------------------------------------------------------------------
@@ -250,8 +361,10 @@ def rule_ids_stage(c: Compilation) -> Compilation:
 def rules_stage(c: Compilation) -> Compilation:
     found: list[Diagnostic] = []
     compiled: list[CompiledRule] = []
-    for order, source in enumerate(c.source.rules):
-        rule = _rule(source, order, c.actions, c.defaults, found)
+    for source in c.rejected:
+        _rule(source, -1, 0, c.actions, c.defaults, found)
+    for order, (source, layer) in enumerate(c.effective):
+        rule = _rule(source, order, layer, c.actions, c.defaults, found)
         if rule is not None:
             compiled.append(rule)
     return dataclasses.replace(c, diagnostics=(*c.diagnostics, *found), rules=tuple(compiled))
@@ -263,6 +376,7 @@ Problem = Callable[..., None]
 def _rule(
     source: RuleSource,
     order: int,
+    layer: int,
     actions: Mapping[str, Action],
     defaults: Mapping[ErrorClass, Outcome] | None,
     diagnostics: list[Diagnostic],
@@ -307,6 +421,7 @@ def _rule(
         order=order,
         outcome=outcome,
         fallback=doc.fallback,
+        layer=layer,
         locations={
             "when": source.at("when"),
             **{

@@ -10,7 +10,9 @@ Precedence, the way exception handlers pick a handler:
    a rule with no type condition;
 3. condition count: among equals, the rule with more conditions wins;
 4. priority: then the higher explicit `priority`;
-5. still tied: if the tied rules agree on class and effect, the first in
+5. layer: then the rule of the upper layer (the ruleset asked for before
+   the rulesets it builds on);
+6. still tied: if the tied rules agree on class and effect, the first in
    ruleset order decides; if they disagree, the answer is Unknown with
    reason `conflict`, never a coin toss.
 

@@ -51,7 +51,8 @@ _STEPS = {
     "type_depth": "step 2, type depth",
     "condition_count": "step 3, condition count",
     "priority": "step 4, priority",
-    "order": "step 5, ruleset order",
+    "layer": "step 5, layer",
+    "order": "step 6, ruleset order",
 }
 
 

@@ -16,8 +16,8 @@ from classifier.engine.index import RuleIndex
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
 
-Rank = tuple[bool, int, int, int]
-"""(fallback, type depth, -condition count, -priority): the smallest wins."""
+Rank = tuple[bool, int, int, int, int]
+"""(fallback, type depth, -condition count, -priority, layer): the smallest wins."""
 
 UNTYPED_DEPTH = 1_000_000
 """The type depth of a rule without a type condition: it loses to every typed rule."""
@@ -55,13 +55,15 @@ class CompiledRule:
     order: int
     outcome: Outcome
     fallback: bool = False
+    layer: int = 0
+    """Which layer of a stack the rule comes from: 0 is the ruleset asked for, 1 its base..."""
     locations: Mapping[str, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
-    precedence: tuple[int, int] = field(init=False, repr=False)
-    """(-condition_count, -priority): smaller wins among matches at one type depth."""
+    precedence: tuple[int, int, int] = field(init=False, repr=False)
+    """(-condition_count, -priority, layer): smaller wins among matches at one type depth."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "precedence", (-self.condition_count, -self.priority))
+        object.__setattr__(self, "precedence", (-self.condition_count, -self.priority, self.layer))
 
     @property
     def all_conditions(self) -> tuple[Condition, ...]:
@@ -80,8 +82,28 @@ class CompiledRule:
         return type_depth(self.type_condition, chain)
 
     def rank(self, depth: int) -> Rank:
-        """Precedence key: smaller wins (not a fallback, nearer type, more conditions, priority)."""
-        return (self.fallback, depth, -self.condition_count, -self.priority)
+        """Precedence key: smaller wins (not a fallback, nearer type, more conditions,
+        priority, the upper layer)."""
+        return (self.fallback, depth, -self.condition_count, -self.priority, self.layer)
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One ruleset of a stack: what each answer's digest is made of."""
+
+    name: str
+    version: str
+    digest: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class DisabledRule:
+    """A base rule a layer turned off, with the reason it gave and where."""
+
+    rule_id: str
+    reason: str
+    location: Location
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +142,11 @@ class Ruleset:
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
+    layers: tuple[Layer, ...] = ()
+    """The stack, the ruleset asked for first; one layer for a ruleset of its own."""
+    own_actions: frozenset[str] | None = None
+    """The actions the top layer's catalog defines (None: every action is its own)."""
+    disabled: tuple[DisabledRule, ...] = ()
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)

@@ -161,6 +161,13 @@ def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
             f"same type depth and condition count; {w.id} has priority {w.priority}, "
             f"{l_.id} has {l_.priority}",
         )
+    if w.layer != l_.layer:
+        return PrecedenceDecision(
+            l_.id,
+            "layer",
+            f"same type depth, condition count and priority; {w.id} is in a layer above "
+            f"{l_.id}'s (layer {w.layer} against {l_.layer}; 0 is the ruleset asked for)",
+        )
     return PrecedenceDecision(
         l_.id,
         "order",

@@ -92,6 +92,12 @@ class _Finding:
     diagnostic: Diagnostic
     rules: tuple[CompiledRule, ...] = ()
 
+    @property
+    def about_top_layer(self) -> bool:
+        """A layered ruleset is told about its own rules only, not its bases' (their authors
+        lint those); a finding about no rule (an action, a class) is scoped where it is made."""
+        return all(r.layer == 0 for r in self.rules)
+
     def ignored(self, ruleset: Ruleset) -> bool:
         code = self.diagnostic.code
         return code in ruleset.lint_ignore or any(code in r.lint_ignore for r in self.rules)
@@ -113,6 +119,7 @@ def lint_report(ruleset: Ruleset) -> LintReport:
         *_unused_actions(ruleset),
         *_classes_never_produced(ruleset),
     ]
+    findings = [f for f in findings if f.about_top_layer]
     kept = [f.diagnostic for f in findings if not f.ignored(ruleset)]
     return LintReport(sorted_diagnostics(kept), len(findings) - len(kept))
 
@@ -154,11 +161,13 @@ def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
     place in the chain, so typed rules must share a name (untyped rules tie
     with untyped rules); then they need the same condition count and priority.
     """
-    groups: dict[tuple[bool, int, int, str | None], list[CompiledRule]] = defaultdict(list)
+    groups: dict[tuple[bool, int, int, int, str | None], list[CompiledRule]] = defaultdict(list)
     for rule in ruleset.rules:
         names = sorted(rule.type_condition.names) if rule.type_condition else [None]
         for name in names:
-            groups[(rule.fallback, rule.condition_count, rule.priority, name)].append(rule)
+            groups[(rule.fallback, rule.condition_count, rule.priority, rule.layer, name)].append(
+                rule
+            )
     seen: set[tuple[int, int]] = set()
     values = {rule.order: plain_values(rule) for rule in ruleset.rules}
     for group in groups.values():
@@ -252,6 +261,8 @@ def _outranks(w: CompiledRule, r: CompiledRule) -> bool:
         return r.fallback
     if w.priority != r.priority:
         return w.priority > r.priority
+    if w.layer != r.layer:
+        return w.layer < r.layer
     return w.order < r.order and _answer(w) == _answer(r)
 
 
@@ -277,6 +288,8 @@ def _shadow(w: CompiledRule, r: CompiledRule, witness: Descriptor) -> Diagnostic
         why = "is not a fallback, and this rule is"
     elif w.priority != r.priority:
         why = f"wins on priority ({w.priority} > {r.priority})"
+    elif w.layer != r.layer:
+        why = "is in a layer above this rule's"
     else:
         why = f"comes first in ruleset order with the same answer ({_verdict(w)})"
         if _covers(r.all_conditions, w.all_conditions):
@@ -455,8 +468,9 @@ def _unused_actions(ruleset: Ruleset) -> Iterator[_Finding]:
     used = {o.action.id for o in ruleset.defaults.values()}
     used.add(ruleset.conflict_action.id)
     used.update(rule.outcome.action.id for rule in ruleset.rules)
+    own = ruleset.own_actions
     for action_id in ruleset.actions:
-        if action_id not in used:
+        if action_id not in used and (own is None or action_id in own):
             yield _Finding(
                 _warning(
                     Code.unused_action,

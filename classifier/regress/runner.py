@@ -215,7 +215,10 @@ class Report:
         return self.ran > 0 and not self.problems and all(r.status.ok for r in self.results)
 
     def coverage(self) -> list[Coverage]:
-        """Per ruleset: a rule is covered when it decided a case (whether or not it passed)."""
+        """Per ruleset: a rule is covered when it decided a case (whether or not it passed).
+
+        Only a stack's top layer counts: its bases' rules are their own cases' business.
+        """
         decided: dict[str, set[str]] = {source: set() for source in self.rulesets}
         for r in self.results:
             if r.got is not None and r.got.rule_id:
@@ -225,9 +228,9 @@ class Report:
                 ruleset=source,
                 name=rs.name,
                 version=rs.version,
-                rules=tuple(rule.id for rule in rs.rules),
+                rules=tuple(rule.id for rule in rs.rules if rule.layer == 0),
                 covered=frozenset(decided[source]),
-                locations={rule.id: rule.location for rule in rs.rules},
+                locations={rule.id: rule.location for rule in rs.rules if rule.layer == 0},
             )
             for source, rs in self.rulesets.items()
         ]

@@ -178,6 +178,10 @@ def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) 
         loaded_at=ruleset.loaded_at,
         source=ruleset.source,
         description=ruleset.description,
+        layers=[
+            pb.RulesetLayer(name=k.name, version=k.version, digest=k.digest, source=k.source)
+            for k in ruleset.layers
+        ],
         classifier_version=classifier.__version__,
     )
     if holder.last_reload is not None:

@@ -170,6 +170,16 @@ class RulesWatcher:
             return None
         return (st.st_dev, st.st_ino)
 
+    def _bases(self) -> list[Path]:
+        """The folders of the serving ruleset's bases: a change there is a rule change too."""
+        top = self.reloader.path.resolve()
+        found = []
+        for layer in self.reloader.holder.current.layers[1:]:
+            folder = Path(layer.source).resolve()
+            if folder != top and folder.is_dir():
+                found.append(folder)
+        return found
+
     def _run(self) -> None:
         missed = False  # changes made while no watch was on the folder would go unseen
         missing = False
@@ -186,9 +196,11 @@ class RulesWatcher:
             if missed:
                 self.reloader.reload("watch")
                 missed = False
+            bases = self._bases()
             try:
                 for changes in watchfiles.watch(
                     self.reloader.path,
+                    *bases,
                     watch_filter=None,
                     debounce=self.debounce_ms,
                     step=self.step_ms,
@@ -203,6 +215,8 @@ class RulesWatcher:
                         break
                     if changes:
                         self.reloader.reload("watch")
+                        if self._bases() != bases:  # the stack changed: watch its new folders
+                            break
             except Exception as exc:  # the folder may vanish and come back; keep watching
                 self._log_error(repr(exc))
                 missed = True

@@ -22,6 +22,7 @@ from pydantic import (
     GetPydanticSchema,
     StrictInt,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -318,6 +319,8 @@ class RuleDoc(Doc):
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
     priority: int = 0
+    override: bool = False
+    """Replaces the base rule with the same id (a layered ruleset only)."""
     fallback: bool = False
     """Decides only when no other rule matches: for a catch-all on an SDK's base type."""
     lint_ignore: Annotated[list[str], one_or_many(_RuleLintCode)] = []
@@ -345,8 +348,32 @@ class ChangelogEntryDoc(Doc):
     changes: list[str] = []
 
 
+class BaseDoc(Doc):
+    """A ruleset this one builds on: the bundled library by name, or a folder by path."""
+
+    library: Annotated[str, Field(min_length=1)] | None = None
+    path: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> BaseDoc:
+        if (self.library is None) == (self.path is None):
+            raise PydanticCustomError(
+                Code.invalid_value,
+                "a base names either a library (`library: default`) or a folder "
+                "(`path: ../shared`), not both and not neither",
+            )
+        return self
+
+
+class DisableDoc(Doc):
+    """A base rule this ruleset turns off, and why."""
+
+    rule: Annotated[str, Field(pattern=RULE_ID_PATTERN)]
+    reason: Annotated[str, Field(min_length=1)]
+
+
 class ManifestDoc(Doc):
-    """`ruleset.yaml`: the ruleset's identity and which files hold its rules."""
+    """`ruleset.yaml`: the ruleset's identity, what it builds on, and which files hold its rules."""
 
     model_config = ConfigDict(title="manifest (ruleset.yaml)")
 
@@ -354,6 +381,8 @@ class ManifestDoc(Doc):
     version: Annotated[str, Field(min_length=1)]
     description: str = ""
     changelog: list[ChangelogEntryDoc] = []
+    base: list[BaseDoc] = []
+    disable: list[DisableDoc] = []
     include: list[str] = list(DEFAULT_INCLUDE)
     exclude: list[str] = []
     lint_ignore: Annotated[list[str], one_or_many(_LintCode)] = []
@@ -395,27 +424,24 @@ class ClassDefaultDoc(Doc):
 
 
 def _class_defaults(value: dict[str, ClassDefaultDoc]) -> dict[ErrorClass, ClassDefaultDoc]:
-    defaults = {parse_class(name): default for name, default in value.items()}
-    missing = [c.name for c in ErrorClass if c not in defaults]
-    if missing:
-        raise PydanticCustomError(
-            Code.missing_class_default,
-            "every class needs a default action and effect; missing: {missing}",
-            {"missing": ", ".join(missing)},
-        )
-    return defaults
+    return {parse_class(name): default for name, default in value.items()}
 
 
 class CatalogDoc(Doc):
-    """`actions.yaml`: the action catalog and every class's defaults."""
+    """`actions.yaml`: the action catalog and class defaults.
+
+    A ruleset of its own gives every class a default (the compiler checks);
+    one that builds on a base inherits the base's catalog, adds actions and
+    may change some classes' defaults.
+    """
 
     model_config = ConfigDict(title="catalog (actions.yaml)")
 
-    actions: list[ActionDoc]
+    actions: list[ActionDoc] = []
     classes: Annotated[
         dict[ErrorClass, ClassDefaultDoc],
         parsed_as(
             dict[Annotated[str, _choices(ErrorClass.__members__)], ClassDefaultDoc], _class_defaults
         ),
-    ]
-    """Every class of the taxonomy, each with its default action and effect."""
+    ] = Field(default_factory=dict)
+    """Class defaults: every class in a ruleset of its own; those to change in one with a base."""

@@ -31,13 +31,16 @@ from classifier.location import Location
 from classifier.source import messages
 from classifier.source.documents import (
     DEFAULT_INCLUDE,
+    BaseDoc,
     CatalogDoc,
     ManifestDoc,
     RuleDoc,
     RuleFileDoc,
     doc_path,
 )
+from classifier.source.library import LIBRARY_NAME, bundled_library
 from classifier.source.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
+from classifier.text import did_you_mean
 
 MANIFEST = "ruleset.yaml"
 CATALOG = "actions.yaml"
@@ -70,6 +73,7 @@ class RulesetSource:
 
     root: Path
     manifest: ManifestDoc | None
+    manifest_positions: Positions
     catalog: CatalogDoc | None
     catalog_positions: Positions
     rules: tuple[RuleSource, ...]
@@ -77,6 +81,91 @@ class RulesetSource:
     """The rule files (manifest and catalog aside) the rules were read from, in ruleset order."""
     digest: str
     diagnostics: tuple[Diagnostic, ...]
+
+
+@dataclass(frozen=True)
+class StackSource:
+    """A ruleset and the rulesets it builds on, read: its layers, bottom (a base) first.
+
+    The top layer is the folder asked for; each base comes before the
+    rulesets built on it, and a base two layers share is read once.
+    """
+
+    layers: tuple[RulesetSource, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    """Problems with the stack itself (a base that is not there, a cycle)."""
+
+    @property
+    def top(self) -> RulesetSource:
+        return self.layers[-1]
+
+
+def load_stack(root: Path | str) -> StackSource:
+    """Read a ruleset folder and, through each manifest's `base:`, every ruleset under it.
+
+    Raises RulesetError only when root is not a folder; a missing or cyclic
+    base is a diagnostic at the manifest entry that names it.
+    """
+    layers: list[RulesetSource] = []
+    found: list[Diagnostic] = []
+    _load_layer(Path(root).resolve(), (), layers, found)
+    return StackSource(tuple(layers), tuple(found))
+
+
+def _load_layer(
+    root: Path, above: tuple[Path, ...], layers: list[RulesetSource], found: list[Diagnostic]
+) -> None:
+    """Load root after its bases (depth first, each folder once), unless it is already loaded."""
+    if any(layer.root.resolve() == root for layer in layers):
+        return
+    source = load_source(root)
+    manifest = source.manifest
+    positions = source.manifest_positions
+    for i, base in enumerate(manifest.base if manifest else ()):
+        where = positions.value(("base", i))
+        folder = _base_folder(root, base, where, found)
+        if folder is None:
+            continue
+        if folder in (*above, root):
+            chain = " -> ".join(display_path(p) for p in (*above, root, folder))
+            found.append(
+                Diagnostic(
+                    Code.base_cycle,
+                    f"the bases form a cycle ({chain}); a ruleset cannot build on itself",
+                    where,
+                )
+            )
+            continue
+        if not folder.is_dir():
+            found.append(
+                Diagnostic(
+                    Code.ruleset_not_found,
+                    f"base {display_path(folder)} is not a ruleset folder",
+                    where,
+                )
+            )
+            continue
+        _load_layer(folder, (*above, root), layers, found)
+    layers.append(source)
+
+
+def _base_folder(
+    root: Path, base: BaseDoc, where: Location, found: list[Diagnostic]
+) -> Path | None:
+    if base.path is not None:
+        return (root / base.path).resolve()
+    if base.library == LIBRARY_NAME:
+        return bundled_library().resolve()
+    hint = did_you_mean(str(base.library), [LIBRARY_NAME])
+    found.append(
+        Diagnostic(
+            Code.unknown_base,
+            f"no library is called {base.library!r}{hint}; the package ships one, "
+            f"{LIBRARY_NAME!r} (or name a folder with `path:`)",
+            where,
+        )
+    )
+    return None
 
 
 def display_path(path: Path) -> str:
@@ -116,7 +205,10 @@ def load_source(root: Path | str) -> RulesetSource:
 
     manifest_doc = _required(root / MANIFEST, read, diagnostics, Code.missing_manifest)
     manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
-    catalog_doc = _required(root / CATALOG, read, diagnostics, Code.missing_catalog)
+    if manifest is not None and manifest.base and not (root / CATALOG).is_file():
+        catalog_doc = None  # a layer inherits its base's catalog
+    else:
+        catalog_doc = _required(root / CATALOG, read, diagnostics, Code.missing_catalog)
     catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
     if manifest is None:
@@ -145,6 +237,9 @@ def load_source(root: Path | str) -> RulesetSource:
     return RulesetSource(
         root=root,
         manifest=manifest,
+        manifest_positions=manifest_doc.positions
+        if manifest_doc
+        else Positions(display_path(root / MANIFEST)),
         catalog=catalog,
         catalog_positions=catalog_doc.positions
         if catalog_doc

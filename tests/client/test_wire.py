@@ -93,9 +93,12 @@ def test_public_names_are_pinned() -> None:
             "ReloadInfo",
             "ReloadResult",
             "RulesetInfo",
+            "RulesetLayer",
             "ServiceError",
             "UnknownReason",
             "descriptor_from_exception",
+            "descriptor_from_finish_reason",
+            "descriptor_from_response",
             "descriptor_from_span",
             "descriptor_from_span_event",
         ]

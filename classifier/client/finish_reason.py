@@ -1,0 +1,183 @@
+"""Failures that are not exceptions: a response that ended with a refusal or a filter.
+
+A model call can return normally and still have failed on the provider's side: OpenAI's
+`finish_reason: content_filter`, Anthropic's `stop_reason: refusal`, Gemini's
+`finishReason: SAFETY` or a blocked prompt (`promptFeedback.blockReason`), Bedrock
+Converse's `stopReason: guardrail_intervened`. Nothing raises, so the convention
+(docs/clients.md, the same in Node) sends such a failure as a descriptor:
+
+- `type: errorclass.FinishReason` (the response ended with a failure reason), or
+  `errorclass.PromptBlocked` (the prompt was refused before generation);
+- `supertypes: [errorclass.ResponseFailure]`; `origin: provider`; `provider`;
+- `code`: the reason exactly as the API spells it (`content_filter`, `refusal`, `SAFETY`);
+- `language: python`; `message`: a short sentence; `attributes.model` when known.
+
+Rules for them are in rules/providers/finish-reasons.yaml. Only refusal and filter
+reasons are failures here (`FAILURE_REASONS`); a normal stop (`stop`, `end_turn`, `STOP`)
+and a **length cut-off** (`length`, `max_tokens`, `MAX_TOKENS`) give None: a cut-off is model
+misbehaviour, which the taxonomy leaves Unknown, and treating it as a failure would fail
+runs that only need a larger `max_tokens`.
+
+Nothing here imports an SDK: the response objects are read by their attribute names
+(openai, anthropic, google-genai) or as the JSON the APIs send (any HTTP client), and
+Bedrock's as the dict boto3 returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from classifier import limits
+from classifier.descriptor import Descriptor, build_descriptor
+from classifier.taxonomy import Origin
+
+FINISH_REASON = "errorclass.FinishReason"
+PROMPT_BLOCKED = "errorclass.PromptBlocked"
+RESPONSE_FAILURE = "errorclass.ResponseFailure"
+
+FAILURE_REASONS = frozenset(
+    {
+        # OpenAI and Azure OpenAI (chat completions finish_reason; Responses incomplete_details)
+        "content_filter",
+        # Anthropic stop_reason
+        "refusal",
+        # Gemini finishReason (google-genai FinishReason)
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        # Bedrock Converse stopReason
+        "guardrail_intervened",
+        "content_filtered",
+    }
+)
+"""Finish/stop reasons that are the provider refusing or filtering."""
+
+CUTOFF_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_context_window_exceeded"})
+"""Length cut-offs: model misbehaviour (Unknown by the taxonomy), never sent as failures."""
+
+NOT_BLOCKED = frozenset({"", "BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED"})
+
+
+def descriptor_from_finish_reason(
+    reason: str,
+    *,
+    provider: str,
+    prompt_blocked: bool = False,
+    model: str = "",
+    language: str = "python",
+    attributes: Mapping[str, str] | None = None,
+) -> Descriptor | None:
+    """The descriptor for a response that ended with `reason`, or None when it is no failure.
+
+    `prompt_blocked` says the prompt itself was refused (Gemini's
+    `promptFeedback.blockReason`): every block reason is then a failure. Otherwise only
+    `FAILURE_REASONS` are; a normal stop and a length cut-off (`CUTOFF_REASONS`) give None.
+    """
+    reason = _name(reason)
+    if prompt_blocked:
+        if reason in NOT_BLOCKED:
+            return None
+        kind, text = PROMPT_BLOCKED, f"The {provider} API blocked the prompt ({reason})."
+    elif reason in FAILURE_REASONS:
+        kind = FINISH_REASON
+        text = f"The {provider} response ended with the failure finish reason {reason}."
+    else:
+        return None
+    attrs = dict(attributes or {})
+    if model:
+        attrs.setdefault("model", model)
+    return build_descriptor(
+        type=kind,
+        supertypes=(RESPONSE_FAILURE,),
+        origin=Origin.provider,
+        code=reason[: limits.MAX_CODE_CHARS],
+        message=text,
+        language=language,
+        provider=provider,
+        attributes=attrs or None,
+    )
+
+
+def descriptor_from_response(response: Any, *, provider: str | None = None) -> Descriptor | None:
+    """The descriptor for a response that is a provider-side refusal, or None.
+
+    Reads an openai `ChatCompletion` (or the list of `ChatCompletionChunk`s of a stream) or
+    Responses-API `Response`, an anthropic `Message` (or the events of a stream), a
+    google-genai `GenerateContentResponse`, a Bedrock Converse dict (or ConverseStream
+    events), or the same as parsed JSON. `provider` defaults to the API the shape belongs
+    to (`openai`, `anthropic`, `gemini`, `bedrock`); pass `azure` for Azure OpenAI.
+    """
+    for found_provider, reason, blocked, model in _reasons(response):
+        d = descriptor_from_finish_reason(
+            reason, provider=provider or found_provider, prompt_blocked=blocked, model=model
+        )
+        if d is not None:
+            return d
+    return None
+
+
+def _reasons(response: Any) -> Iterable[tuple[str, str, bool, str]]:
+    """(provider, reason, prompt_blocked, model) for every reason the response states."""
+    if isinstance(response, list | tuple):  # a stream's chunks or events
+        for item in response:
+            yield from _reasons(item)
+        return
+    model = _text(_field(response, "model", "modelVersion", "model_version"))
+    # Gemini: a blocked prompt, then each candidate's finish reason
+    feedback = _field(response, "prompt_feedback", "promptFeedback")
+    block = _name(_field(feedback, "block_reason", "blockReason"))
+    if block:
+        yield "gemini", block, True, model
+    for candidate in _list(_field(response, "candidates")):
+        yield "gemini", _name(_field(candidate, "finish_reason", "finishReason")), False, model
+    # OpenAI chat completions (and stream chunks)
+    for choice in _list(_field(response, "choices")):
+        yield "openai", _name(_field(choice, "finish_reason")), False, model
+    # OpenAI Responses API
+    details = _field(response, "incomplete_details")
+    if details is not None:
+        yield "openai", _name(_field(details, "reason")), False, model
+    # Anthropic: a Message, or a stream's message_delta event
+    yield "anthropic", _name(_field(response, "stop_reason")), False, model
+    delta = _field(response, "delta")
+    if _field(response, "type") == "message_delta" and delta is not None:
+        yield "anthropic", _name(_field(delta, "stop_reason")), False, model
+    # Bedrock Converse (and ConverseStream's messageStop event)
+    yield "bedrock", _name(_field(response, "stopReason")), False, model
+    stop = _field(response, "messageStop")
+    if stop is not None:
+        yield "bedrock", _name(_field(stop, "stopReason")), False, model
+
+
+def _field(obj: Any, *names: str) -> Any:
+    """The first of the names present, as an attribute or a mapping key; None otherwise."""
+    if obj is None:
+        return None
+    for name in names:
+        try:
+            value = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+        except Exception:
+            value = None
+        if value is not None:
+            return value
+    return None
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def _name(value: Any) -> str:
+    """A reason as the API spells it: an enum's value (google-genai's are str enums), or text."""
+    inner = getattr(value, "value", value)
+    return inner.strip() if isinstance(inner, str) else ""
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""

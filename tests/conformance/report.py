@@ -1,0 +1,87 @@
+"""Run every (sdk, scenario) pair outside pytest and print the table per SDK.
+
+    python -m tests.conformance.report              # markdown table, then every pair not right
+    python -m tests.conformance.report --sdk python.openai --details
+
+The same `judge` as the pytest items: the fake provider and a classifier server serving
+the bundled rules/ are started on loopback for the run and stopped after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+
+from classifier import load_ruleset
+from classifier.client import Client
+from classifier.server import create_server
+from tests.conformance.drivers import load_all
+from tests.conformance.fake_provider import serving
+from tests.conformance.loader import load_scenarios
+from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
+from tests.support import BUNDLED_RULES
+
+
+def run(sdks: set[str] | None = None) -> list[Result]:
+    scenarios = load_scenarios()
+    drivers = load_all()
+    server = create_server(load_ruleset(BUNDLED_RULES), "127.0.0.1:0")
+    server.start()
+    try:
+        with serving(scenarios) as provider, Client(f"127.0.0.1:{server.port}") as client:
+            return [
+                judge(sdk, scenario, drivers[sdk], provider, client)
+                for sdk, scenario in pairs(scenarios, drivers)
+                if sdks is None or sdk in sdks
+            ]
+    finally:
+        server.stop(grace=1)
+
+
+def table(results: list[Result]) -> str:
+    """Per SDK: pairs, right, wrong class, wrong action, Unknown, no failure; and a total."""
+    by_sdk: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        by_sdk[r.sdk].append(r)
+    rows = [
+        "| sdk | pairs | right | wrong class | wrong action | Unknown | no failure |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+
+    def row(name: str, rs: list[Result]) -> str:
+        counts = " | ".join(str(sum(r.verdict == v for r in rs)) for v in VERDICTS)
+        return f"| {name} | {len(rs)} | {counts} |"
+
+    rows += [row(sdk, rs) for sdk, rs in sorted(by_sdk.items())]
+    rows.append(row("**total**", results))
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sdk", action="append", help="only this driver (repeatable)")
+    parser.add_argument(
+        "--details", action="store_true", help="print the descriptor of every pair not right"
+    )
+    args = parser.parse_args(argv)
+    start = time.monotonic()
+    results = run(set(args.sdk) if args.sdk else None)
+    print(table(results))
+    print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
+    for r in results:
+        if r.verdict != RIGHT or r.attempts != r.expected_attempts:
+            known = r.scenario.known.get(r.sdk)
+            if args.details:
+                print(r.explain() + (f"\n  known: {known}" if known else ""))
+            else:
+                print(
+                    f"- {r.pair_id}: {r.verdict}, got {r.got_class} ({r.rule_id or '-'})"
+                    f", want {r.scenario.want.error_class}" + (" [known]" if known else "")
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Run one (sdk, scenario) pair: the real call, our helper's descriptor, the service's answer.
+
+`judge` is what the pytest items and `python -m tests.conformance.report` share: the driver
+makes the call against the fake provider, the exception is described with
+`classifier.client.descriptor_from_exception` (a normal return, with
+`descriptor_from_response`), the descriptor is classified over gRPC by a real server on
+loopback serving the bundled rules/, and the answer is compared with the scenario's `want`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from classifier import descriptor_from_data
+from classifier.client import (
+    Client,
+    Descriptor,
+    descriptor_from_exception,
+    descriptor_from_response,
+)
+from tests.conformance.drivers import Driver, Outcome
+from tests.conformance.fake_provider import FakeProvider
+from tests.conformance.loader import Scenario
+
+RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE = (
+    "right",
+    "wrong",
+    "wrong action",
+    "Unknown",
+    "no failure",
+)
+VERDICTS = (RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE)
+UNREACHED_FAULTS = ("refuse", "connect_timeout")
+
+
+@dataclass(frozen=True)
+class Result:
+    sdk: str
+    scenario: Scenario
+    verdict: str
+    """right; wrong (a class other than the one wanted); wrong action (the right class with
+    another action than the one wanted); Unknown; no failure (the call returned normally and
+    the helper found no failure in the response, which is right only when Unknown is wanted)."""
+    got_class: str
+    got_action: str
+    rule_id: str
+    descriptor: Descriptor | None
+    attempts: int
+    expected_attempts: int
+
+    @property
+    def pair_id(self) -> str:
+        return f"{self.sdk}::{self.scenario.id}"
+
+    def explain(self) -> str:
+        want = self.scenario.want
+        lines = [
+            f"{self.pair_id}: {self.verdict}",
+            f"  want  {want.error_class}" + (f" / {want.action}" if want.action else ""),
+            f"  got   {self.got_class} / {self.got_action} (rule {self.rule_id or '-'})",
+            f"  attempts {self.attempts} (expected {self.expected_attempts})",
+        ]
+        if self.descriptor is not None:
+            lines.append(f"  descriptor {descriptor_data(self.descriptor)}")
+        return "\n".join(lines)
+
+
+def descriptor_data(d: Descriptor) -> dict[str, Any]:
+    """The descriptor in the file format's shape, empty fields left out (for reports)."""
+    out: dict[str, Any] = {"type": d.type}
+    if d.supertypes:
+        out["supertypes"] = list(d.supertypes)
+    for name in ("http_status", "grpc_status", "code", "message", "language", "provider"):
+        value = getattr(d, name)
+        if value not in (None, ""):
+            out[name] = value
+    if d.origin:
+        out["origin"] = d.origin.name
+    if d.attributes:
+        out["attributes"] = dict(d.attributes)
+    if d.causes:
+        out["causes"] = [
+            {
+                k: v
+                for k, v in (
+                    ("type", c.type),
+                    ("http_status", c.http_status),
+                    ("code", c.code),
+                    ("message", c.message[:120]),
+                )
+                if v not in (None, "")
+            }
+            for c in d.causes
+        ]
+    return out
+
+
+def pairs(
+    scenarios: dict[str, Scenario], drivers: dict[str, Driver]
+) -> Iterator[tuple[str, Scenario]]:
+    """Every (sdk, scenario) pair whose driver is registered, in file order."""
+    for scenario in scenarios.values():
+        for sdk in scenario.sdks:
+            if sdk in drivers:
+                yield sdk, scenario
+
+
+def describe(outcome: Outcome, scenario: Scenario) -> Descriptor | None:
+    if outcome.descriptor is not None:
+        return descriptor_from_data(outcome.descriptor)
+    if outcome.exception is not None:
+        return descriptor_from_exception(
+            outcome.exception, origin="provider", provider=scenario.provider
+        )
+    return descriptor_from_response(outcome.response, provider=scenario.provider)
+
+
+def judge(
+    sdk: str, scenario: Scenario, driver: Driver, provider: FakeProvider, client: Client
+) -> Result:
+    provider.reset_count(scenario.id)
+    outcome = driver(scenario, provider.base_url(scenario))
+    attempts = provider.count(scenario.id)
+    expected = 0 if scenario.fault in UNREACHED_FAULTS else 1
+    d = describe(outcome, scenario)
+    want = scenario.want
+    if d is None:
+        verdict = RIGHT if want.error_class == "Unknown" else NO_FAILURE
+        return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected)
+    answer = client.classify(d)
+    got = answer.class_name
+    if got == want.error_class:
+        verdict = RIGHT if want.action in (None, answer.action.id) else WRONG_ACTION
+    elif got == "Unknown":
+        verdict = UNKNOWN
+    else:
+        verdict = WRONG
+    return Result(
+        sdk, scenario, verdict, got, answer.action.id, answer.rule_id, d, attempts, expected
+    )

@@ -1,0 +1,43 @@
+"""The conformance suite: one test per (sdk, scenario) pair, named `<sdk>::<scenario-id>`.
+
+Each pair makes one real call with the real SDK against the fake provider, describes the
+exception with our helper, classifies it over gRPC with the bundled rules, and checks the
+answer against the scenario's `want` and that exactly one attempt reached the server.
+A pair the scenario file lists under `known` (with the reason) is a strict xfail.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from classifier.client import Client
+from tests.conformance.drivers import load_all
+from tests.conformance.fake_provider import FakeProvider
+from tests.conformance.loader import Scenario, load_scenarios
+from tests.conformance.runner import RIGHT, judge, pairs
+
+DRIVERS = load_all()
+PAIRS = [
+    pytest.param(
+        sdk,
+        scenario.id,
+        id=f"{sdk}::{scenario.id}",
+        marks=[pytest.mark.xfail(reason=scenario.known[sdk], strict=True)]
+        if sdk in scenario.known
+        else [],
+    )
+    for sdk, scenario in pairs(load_scenarios(), DRIVERS)
+]
+
+
+@pytest.mark.parametrize(("sdk", "scenario_id"), PAIRS)
+def test_pair(
+    sdk: str,
+    scenario_id: str,
+    scenarios: dict[str, Scenario],
+    fake_provider: FakeProvider,
+    classifier_client: Client,
+) -> None:
+    result = judge(sdk, scenarios[scenario_id], DRIVERS[sdk], fake_provider, classifier_client)
+    assert result.attempts == result.expected_attempts, result.explain()
+    assert result.verdict == RIGHT, result.explain()
