@@ -250,3 +250,37 @@ def test_a_git_url_builds_the_same_wheel(installed: Installed, tmp_path: Path) -
     from_git = set(zipfile.ZipFile(wheel).namelist())
     assert from_git == set(zipfile.ZipFile(installed.wheel).namelist())
     assert "classifier/library/ruleset.yaml" in from_git
+
+
+ACME = {
+    "ruleset.yaml": "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n",
+    "actions.yaml": "actions:\n  - id: acme.call-payments\n    summary: Page the payments team.\n",
+    "rules.yaml": "rules:\n  - id: acme.declined\n    when: {type: acme.PaymentDeclined}\n"
+    "    class: ToolError\n    action: acme.call-payments\n",
+    "rules.cases.yaml": "cases:\n  - note: a declined payment pages the payments team\n"
+    "    descriptor: {type: acme.PaymentDeclined}\n"
+    "    want: {class: ToolError, rule: acme.declined, action: acme.call-payments}\n",
+}
+
+
+def test_a_team_ruleset_builds_on_the_installed_library(installed: Installed) -> None:
+    """One rule, one action, one case on `library: default`: the library inside the install
+    is the base, check --strict and full coverage pass, and both layers answer."""
+    acme = installed.work / "acme"
+    for name, text in ACME.items():
+        (acme / name).parent.mkdir(parents=True, exist_ok=True)
+        (acme / name).write_text(text)
+    check = installed.run(installed.classifier, "check", "--strict", "--rules", "acme")
+    assert check.returncode == 0, check.stdout + check.stderr
+    test = installed.run(installed.classifier, "test", "--coverage", "--min-coverage", "100")
+    assert test.returncode == 0  # the library's own cases, from the install
+    test = installed.run(
+        installed.classifier, "test", "--coverage", "--min-coverage", "100", "--rules", "acme"
+    )
+    assert test.returncode == 0, test.stdout + test.stderr
+    (installed.work / "own.yaml").write_text("type: acme.PaymentDeclined\n")
+    (installed.work / "bundled.yaml").write_text(DESCRIPTOR)
+    own = installed.run(installed.classifier, "classify", "--rules", "acme", "own.yaml")
+    assert "rule:      acme.declined" in own.stdout, own.stderr
+    bundled = installed.run(installed.classifier, "classify", "--rules", "acme", "bundled.yaml")
+    assert "rule:      python.openai.rate-limited" in bundled.stdout, bundled.stderr

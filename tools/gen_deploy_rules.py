@@ -40,9 +40,16 @@ END = "# END generated"
 
 
 def ruleset_paths(root: Path) -> list[str]:
-    """The files a ruleset folder is loaded from, relative to it: manifest, catalog, rules."""
+    """The files a ruleset folder is loaded from, relative to it: manifest, catalog (a
+    ruleset on a base may have none), rules. A base's files are not among them."""
     rules = [p.relative_to(root).as_posix() for p in load_source(root).files]
-    return [MANIFEST, CATALOG, *rules]
+    return [MANIFEST, *([CATALOG] if (root / CATALOG).is_file() else []), *rules]
+
+
+def path_bases(root: Path) -> list[str]:
+    """The bases the manifest names by folder (`path:`): the image does not carry them."""
+    manifest = load_source(root).manifest
+    return [b.path for b in manifest.base if b.path is not None] if manifest else []
 
 
 def key_for(path: str) -> str:
@@ -159,6 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     deployment_text = deployment(root, deployment_path.read_text(encoding="utf-8"), paths)
     (out / CONFIGMAP.name).write_text(configmap_text, encoding="utf-8")
     deployment_path.write_text(deployment_text, encoding="utf-8")
+    for base in path_bases(root):
+        print(
+            f"gen_deploy_rules: note: {root} builds on the folder {base} (base: path:), which "
+            "this ConfigMap does not hold: mount that folder at the same place relative to the "
+            "rules (a ConfigMap of its own), or build on `library: default`, which the image "
+            "carries",
+            file=sys.stderr,
+        )
     print(
         f"generated {out / CONFIGMAP.name} and the items in {deployment_path} from {root} "
         f"({ruleset.name} {ruleset.version}, {len(ruleset.rules)} rules, {ruleset.digest[:19]})"

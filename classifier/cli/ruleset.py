@@ -1,8 +1,9 @@
 """`classifier ruleset`: what a running server serves, as GetRuleset says it.
 
 The serving ruleset (name, version, digest, rule count, load time, source,
-description), the classifier version serving it, the last reload (and why
-it failed), and the candidate shadowing it with its own last reload.
+description), the classifier version serving it, its layers when it builds
+on others, the last reload (and why it failed), and the candidate shadowing
+it with its own last reload.
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ def render(info: RulesetInfo, indent: str = "") -> str:
     else:
         rows.append(("last reload", f"{reload.result.value} at {reload.at} ({reload.trigger})"))
     lines = [f"{indent}{label + ':':<13}{value}" for label, value in rows]
+    if len(info.layers) > 1:  # a ruleset of its own is its one layer, said above
+        lines.append(f"{indent}layers:")
+        lines += [
+            f"{indent}  {layer.name} {layer.version} ({layer.digest[:19]}) {layer.source}"
+            for layer in info.layers
+        ]
     if reload is not None and reload.error:
         lines += [f"{indent}  {line}" for line in reload.error.splitlines()]
     if info.candidate is None:

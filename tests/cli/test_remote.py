@@ -253,3 +253,28 @@ def test_the_top_level_help_has_the_shared_table() -> None:
     text = build_parser().format_help()
     for status, meaning in EXIT_MEANINGS.items():
         assert f"  {int(status)}  {meaning}" in text
+
+
+def test_ruleset_lists_the_layers_of_a_stack(
+    tmp_path: Path, start_app: StartApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ruleset on the bundled library: both layers, top first, with their digests."""
+    top = write_folder(
+        tmp_path / "acme",
+        {
+            "ruleset.yaml": "name: acme\nversion: 2.0.0\nbase:\n  - library: default\n",
+            "rules.yaml": "rules:\n  - id: acme.declined\n    when: {type: acme.Declined}\n"
+            "    class: ToolError\n",
+        },
+    )
+    running = start_app(top, watch=False)
+    capsys.readouterr()
+    assert main(["ruleset", "--addr", running.app.address]) == 0
+    out = capsys.readouterr().out.splitlines()
+    layers = out[out.index("layers:") + 1 : out.index("layers:") + 3]
+    assert layers[0].startswith("  acme 2.0.0 (sha256:")
+    assert layers[1].startswith("  default ")
+    assert layers[1].endswith("rules")  # the library's folder
+    assert main(["ruleset", "--addr", running.app.address, "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [layer["name"] for layer in data["layers"]] == ["acme", "default"]

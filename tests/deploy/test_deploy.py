@@ -341,3 +341,43 @@ def _promql_blocks(markdown: Path) -> list[str]:
         elif inside:
             current.append(line)
     return blocks
+
+
+def test_a_ruleset_on_the_bundled_library_ships_only_its_own_files(tmp_path: Path) -> None:
+    """The ConfigMap of a layered ruleset holds the top layer (no catalog of its own needed);
+    mounted, it loads on the library the image carries to the folder's own digest. A base
+    named by path is not in it, and the generator says so."""
+    top = write_folder(
+        tmp_path / "acme",
+        {
+            "ruleset.yaml": "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n",
+            "acme/rules.yaml": "rules:\n  - id: acme.declined\n    when: {type: acme.Declined}\n"
+            "    class: ToolError\n",
+        },
+    )
+    paths = gen_deploy_rules.ruleset_paths(top)
+    assert paths == ["ruleset.yaml", "acme/rules.yaml"]
+    data = yaml.safe_load(gen_deploy_rules.configmap(top, paths))["data"]
+    volume = ConfigMapVolume(tmp_path / "mounted")
+    volume.publish({p: data[gen_deploy_rules.key_for(p)] for p in paths})
+    mounted, folder = load_ruleset(volume.root), load_ruleset(top)
+    assert mounted.digest == folder.digest
+    assert len(mounted.rules) == len(load_ruleset(BUNDLED_RULES).rules) + 1
+
+    (top / "ruleset.yaml").write_text(
+        "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n  - path: ../platform\n"
+    )
+    write_folder(tmp_path / "platform", ruleset_files("1.0.0", "Timeout"))
+    out = tmp_path / "kubernetes"
+    out.mkdir()
+    for manifest in (DEPLOY / "kubernetes").glob("*.yaml"):
+        (out / manifest.name).write_text(manifest.read_text())
+    script = str(ROOT / "tools" / "gen_deploy_rules.py")
+    written = subprocess.run(
+        [sys.executable, script, str(top), "--kubernetes", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    assert "builds on the folder ../platform" in written.stderr
