@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +46,11 @@ proto: $(STAMP)  ## regenerate classifier/_proto from proto/
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
 
-deploy-rules: $(STAMP)  ## put rules/ into deploy/kubernetes (ConfigMap and volume items)
-	$(BIN)/python tools/gen_deploy_rules.py
+schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) from the document models
+	$(BIN)/python tools/gen_schemas.py
+
+deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
+	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
 $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark,bench]'

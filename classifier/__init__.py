@@ -50,6 +50,11 @@ if TYPE_CHECKING:
     from classifier.source.loader import load_source
     from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
 
+    __version__: str
+
+DISTRIBUTION = "errorclass-classifier"
+"""The name the package is installed under (pip, importlib.metadata)."""
+
 _HOMES = {
     "classifier.answer": ("Action", "Classification", "Explanation"),
     "classifier.descriptor": ("Cause", "CauseInput", "Descriptor", "build_descriptor"),
@@ -91,6 +96,7 @@ __all__ = [
     "Ruleset",
     "RulesetError",
     "UnknownReason",
+    "__version__",
     "build_descriptor",
     "classify",
     "classify_unindexed",
@@ -103,8 +109,23 @@ __all__ = [
 ]
 
 
+def version() -> str:
+    """The installed package's version (`0+unknown` when run from a tree never installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed(DISTRIBUTION)
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
-    """Import a public name's home module the first time the name is asked for."""
+    """Import a public name's home module the first time the name is asked for
+    (`__version__` too: reading the installed metadata costs a few milliseconds)."""
+    if name == "__version__":
+        value = globals()["__version__"] = version()
+        return value
     module = _HOME_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'classifier' has no attribute {name!r}")

@@ -1,14 +1,16 @@
 """The small pieces of text every report shares, so each is written one way.
 
 Counts with their noun, lists joined with "and", how far up the type chain
-a rule matched, and the escaping GitHub's workflow commands need. The
+a rule matched, the escaping GitHub's workflow commands need, and the "did
+you mean" of a misspelt name. The
 renderers built on them (diagnostics, explanations, test reports) live
 beside what they render.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 
 from classifier.answer import NO_TYPE_DEPTH
 from classifier.location import Location
@@ -56,3 +58,19 @@ def github_annotation(kind: str, location: Location, title: str, message: str) -
         props += [f"line={location.line}", f"col={location.column}"]
     props.append(f"title={github_property(title)}")
     return f"::{kind} {','.join(props)}::{github_data(message)}"
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'RateLimited'?)` for the choice closest to a misspelt value, or "".
+
+    Case is ignored when comparing (`ratelimited` finds `RateLimited`); the
+    choice is shown as it is spelt.
+    """
+    spelt = {str(c).lower(): str(c) for c in choices}
+    close = difflib.get_close_matches(value.lower(), list(spelt), n=1, cutoff=0.7)
+    return f" (did you mean {spelt[close[0]]!r}?)" if close else ""
+
+
+def doc_pointer(anchor: str) -> str:
+    """Where a diagnostic's section is, from the registry's anchor (`rules.md#code`)."""
+    return f"see docs/{anchor}"

@@ -36,11 +36,22 @@ def _documented_here() -> set[str]:
     return {code.value for code, info in REGISTRY.items() if info.anchor.startswith("rules.md#")}
 
 
+_FENCED = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
+_QUOTED = re.compile(r"^[\w./-]+\.yaml:\d+:\d+: (?:warning: )?[a-z_]+: .*$", re.M)
+"""A diagnostic line as `classifier check` prints it, quoted in a plain block."""
+
+
 @dataclass
 class Section:
     code: str
     text: str
     examples: dict[str, list[tuple[str, bool, str]]] = field(default_factory=dict)
+
+    @property
+    def quoted(self) -> list[str]:
+        """The diagnostic lines the section quotes (`…` stands for text left out)."""
+        plain = [body for lang, body in _FENCED.findall(self.text) if not lang]
+        return [line for block in plain for line in _QUOTED.findall(block)]
 
 
 def _sections() -> dict[str, Section]:
@@ -78,6 +89,13 @@ def _catalog() -> dict[str, Any]:
 
 def _codes(examples: list[tuple[str, bool, str]]) -> tuple[set[str], bool]:
     """The codes an example ruleset gets, and whether they are errors."""
+    diagnostics, is_error = _diagnostics(examples)
+    return set(diagnostics), is_error
+
+
+def _diagnostics(examples: list[tuple[str, bool, str]]) -> tuple[dict[str, list[str]], bool]:
+    """The diagnostics an example ruleset gets, by code, each rendered as `classifier check`
+    prints it (paths relative to the ruleset), and whether they are errors."""
     files: dict[str, str] = {"ruleset.yaml": "name: docs\nversion: '1'\n"}
     catalog = _catalog()
     for name, merge, text in examples:
@@ -93,10 +111,13 @@ def _codes(examples: list[tuple[str, bool, str]]) -> tuple[set[str], bool]:
         for name, text in files.items():
             (root / name).write_text(text, encoding="utf-8")
         try:
-            ruleset = load_ruleset(root)
+            found, is_error = lint(load_ruleset(root)), False
         except RulesetError as exc:
-            return {d.code for d in exc.diagnostics}, True
-        return {d.code for d in lint(ruleset)}, False
+            found, is_error = exc.diagnostics, True
+        out: dict[str, list[str]] = {}
+        for d in found:
+            out.setdefault(d.code, []).append(d.render().replace(f"{root}/", ""))
+        return out, is_error
 
 
 @pytest.mark.parametrize("code", TESTED)
@@ -111,3 +132,22 @@ def test_the_bad_example_gets_its_code_and_the_fix_does_not(code: str) -> None:
     fixed, fixed_is_error = _codes(section.examples["fix"])
     assert code not in fixed
     assert not fixed_is_error, f"{code}: the fix still has errors: {sorted(fixed)}"
+
+
+QUOTING = sorted(code for code, s in SECTIONS.items() if s.quoted)
+
+
+def test_the_sections_quote_messages() -> None:
+    """The errors whose wording says how to fix them are quoted, so the quotes stay true."""
+    assert {"unknown_key", "unknown_class", "invalid_pattern", "yaml_syntax_error"} <= set(QUOTING)
+
+
+@pytest.mark.parametrize("code", QUOTING)
+def test_every_quoted_message_is_what_the_bad_example_gets(code: str) -> None:
+    """Each diagnostic line a section quotes is printed, word for word, for its bad example
+    (`…` in a quote stands for any text)."""
+    got, _ = _diagnostics(SECTIONS[code].examples["bad"])
+    printed = [line for rendered in got.values() for d in rendered for line in d.splitlines()]
+    for quote in SECTIONS[code].quoted:
+        pattern = ".*".join(re.escape(part) for part in quote.split("…"))
+        assert any(re.fullmatch(pattern, line) for line in printed), (quote, printed)

@@ -7,10 +7,15 @@ back to its path. Mounted that way the folder has the same files at the same
 paths, hence the same ruleset digest as `classifier check rules/` prints.
 The generated text is committed; `tests/deploy` fails when it drifts from
 `rules/` (run `make deploy-rules`).
+
+A ruleset that does not load is refused before anything is written: a pod
+started on such a ConfigMap would crash-loop (and a running one would keep
+its old rules, its reloads failing).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from classifier.engine.compiler import load_ruleset
+from classifier.errors import RulesetError
 from classifier.source.loader import CATALOG, MANIFEST, load_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,9 +40,16 @@ END = "# END generated"
 
 
 def ruleset_paths(root: Path) -> list[str]:
-    """The files a ruleset folder is loaded from, relative to it: manifest, catalog, rules."""
+    """The files a ruleset folder is loaded from, relative to it: manifest, catalog (a
+    ruleset on a base may have none), rules. A base's files are not among them."""
     rules = [p.relative_to(root).as_posix() for p in load_source(root).files]
-    return [MANIFEST, CATALOG, *rules]
+    return [MANIFEST, *([CATALOG] if (root / CATALOG).is_file() else []), *rules]
+
+
+def path_bases(root: Path) -> list[str]:
+    """The bases the manifest names by folder (`path:`): the image does not carry them."""
+    manifest = load_source(root).manifest
+    return [b.path for b in manifest.base if b.path is not None] if manifest else []
 
 
 def key_for(path: str) -> str:
@@ -99,17 +113,73 @@ def deployment(root: Path, text: str, paths: Sequence[str] | None = None) -> str
     return "\n".join([*lines[:begin], *items_block(root, indent, paths), *lines[end + 1 :]]) + "\n"
 
 
-def main() -> None:
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else RULES
-    paths = ruleset_paths(root)
-    CONFIGMAP.write_text(configmap(root, paths), encoding="utf-8")
-    DEPLOYMENT.write_text(
-        deployment(root, DEPLOYMENT.read_text(encoding="utf-8"), paths), encoding="utf-8"
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tools/gen_deploy_rules.py",
+        description="Write a ruleset folder into the Kubernetes manifests: the ConfigMap "
+        "(rules-configmap.yaml) and the Deployment's volume items that lay its files out "
+        "as the folder they came from. A ruleset that does not load is refused (exit 1) "
+        "and nothing is written.",
+        epilog="exit status:\n  0  written\n  1  the ruleset does not load, or does not "
+        "fit in a ConfigMap\n  2  bad arguments",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument(
+        "rules",
+        nargs="?",
+        type=Path,
+        default=RULES,
+        metavar="RULES_DIR",
+        help="the ruleset folder (default: the repository's rules/)",
+    )
+    p.add_argument(
+        "--kubernetes",
+        type=Path,
+        default=KUBERNETES,
+        metavar="DIR",
+        help="the manifests to write into (default: deploy/kubernetes/)",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    root: Path = args.rules
+    try:
+        ruleset = load_ruleset(root)
+    except RulesetError as exc:
+        print(exc.render(), file=sys.stderr)
+        print(
+            f"gen_deploy_rules: refused: {root} does not load "
+            f"({len(exc.diagnostics)} error(s)); a pod on this ConfigMap would crash-loop",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        paths = ruleset_paths(root)
+        configmap_text = configmap(root, paths)
+    except SystemExit as exc:
+        print(f"gen_deploy_rules: refused: {exc}", file=sys.stderr)
+        return 1
+    out: Path = args.kubernetes
+    deployment_path = out / DEPLOYMENT.name
+    deployment_text = deployment(root, deployment_path.read_text(encoding="utf-8"), paths)
+    (out / CONFIGMAP.name).write_text(configmap_text, encoding="utf-8")
+    deployment_path.write_text(deployment_text, encoding="utf-8")
+    for base in path_bases(root):
+        print(
+            f"gen_deploy_rules: note: {root} builds on the folder {base} (base: path:), which "
+            "this ConfigMap does not hold: mount that folder at the same place relative to the "
+            "rules (a ConfigMap of its own), or build on `library: default`, which the image "
+            "carries",
+            file=sys.stderr,
+        )
     print(
-        f"generated {CONFIGMAP.relative_to(ROOT)} and the items in {DEPLOYMENT.relative_to(ROOT)}"
+        f"generated {out / CONFIGMAP.name} and the items in {deployment_path} from {root} "
+        f"({ruleset.name} {ruleset.version}, {len(ruleset.rules)} rules, {ruleset.digest[:19]})"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from classifier import version
 from classifier.cli import (
     check,
     classify,
@@ -14,19 +15,44 @@ from classifier.cli import (
     explain,
     health,
     reclassify,
+    ruleset,
+    schema,
     serve,
     test,
     unknowns,
 )
+from classifier.cli.options import EXIT_MEANINGS, USAGE_ERROR
 
-COMMANDS = (serve, check, classify, explain, test, diff, reclassify, unknowns, health)
+COMMANDS = (
+    serve,
+    check,
+    classify,
+    explain,
+    test,
+    diff,
+    reclassify,
+    unknowns,
+    health,
+    ruleset,
+    schema,
+)
+
+
+def _epilog() -> str:
+    lines = ["exit status (the same in every command; its --help says what each means there):"]
+    for status, meaning in EXIT_MEANINGS.items():
+        lines.append(f"  {int(status)}  {meaning}" + (f", or {USAGE_ERROR}" if status == 2 else ""))
+    return "\n".join(lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="classifier",
         description="A declarative, rule-based error classifier service.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"classifier {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(sub)
@@ -36,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     code: int = args.run(args)
-    return code
+    return int(code)
 
 
 def entry() -> None:

@@ -1,8 +1,4 @@
-"""`classifier check`: validate a ruleset, lint it, and print every finding.
-
-Exit status: 0 when the ruleset is valid (warnings alone do not fail it),
-1 when it has errors, 3 when `--strict` is given and there are warnings.
-"""
+"""`classifier check`: validate a ruleset, lint it, and print every finding."""
 
 from __future__ import annotations
 
@@ -11,24 +7,33 @@ import dataclasses
 import sys
 from typing import Any
 
+from classifier.cli.options import Exit, add_command, add_rules
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
+from classifier.source.library import bundled_library
 from classifier.text import plural
 
-EXIT_OK = 0
-EXIT_ERRORS = 1
-EXIT_STRICT_WARNINGS = 3
+EXIT_OK = Exit.ok
+EXIT_ERRORS = Exit.failed
+EXIT_STRICT_WARNINGS = Exit.strict
+EXITS = {
+    Exit.ok: "the ruleset is valid (lint warnings alone do not fail it)",
+    Exit.failed: "the ruleset has errors",
+    Exit.strict: "the ruleset is valid but has lint warnings",
+}
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "check",
         help="validate and lint a ruleset folder",
-        description="Report every error (exit 1) and lint warning in a ruleset, sorted by "
-        "file and line. Warnings fail the check only with --strict (exit 3).",
+        description="Report every error and lint warning in a ruleset, sorted by file and "
+        "line, as file:line:col: code: message. Warnings fail the check only with --strict.",
+        exits=EXITS,
     )
     p.add_argument("--strict", action="store_true", help="fail (exit 3) on lint warnings")
     p.add_argument(
@@ -37,11 +42,17 @@ def add_parser(sub: Any) -> None:
         default="text",
         help="text for people, json for tools, github for workflow annotations",
     )
-    p.add_argument("rules", metavar="RULES_DIR", help="ruleset folder")
-    p.set_defaults(run=run)
+    add_rules(p, default=None)
+    p.add_argument(
+        "rules_dir", nargs="?", metavar="RULES_DIR", help="the same as --rules DIR, shorter"
+    )
+    p.set_defaults(run=run, parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.rules_dir is not None and args.rules is not None:
+        args.parser.error("name the ruleset folder once: RULES_DIR or --rules DIR")
+    args.rules = args.rules_dir or args.rules or bundled_library()
     try:
         ruleset = load_ruleset(args.rules)
     except RulesetError as exc:

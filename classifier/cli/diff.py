@@ -1,10 +1,4 @@
-"""`classifier diff`: what a rule change reclassifies, replayed over a corpus.
-
-Exit status: 0 when the comparison ran (changes are information, not
-failure); 1 when --require-version-bump is given, something changed, and
-the ruleset version did not; 2 when it could not run: a ruleset is invalid
-or cannot be found, the corpus has a bad entry, or the corpus is empty.
-"""
+"""`classifier diff`: what a rule change reclassifies, replayed over a corpus."""
 
 from __future__ import annotations
 
@@ -14,17 +8,25 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.options import Exit, add_command
 from classifier.engine.compiler import load_ruleset
 from classifier.errors import RulesetError
 from classifier.regress.corpus import read_corpus
 from classifier.regress.diff import RENDERERS, diff_rulesets
 from classifier.regress.revision import RevisionError, resolve_pair
 
-EXIT_OK, EXIT_NOT_BUMPED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_NOT_BUMPED, EXIT_INVALID = Exit.ok, Exit.failed, Exit.invalid
+EXITS = {
+    Exit.ok: "the comparison ran (changes are information, not failure)",
+    Exit.failed: "--require-version-bump, and classifications changed but the version did not",
+    Exit.invalid: "a ruleset is invalid or cannot be found, the corpus has a bad entry, "
+    "or it is empty",
+}
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "diff",
         help="list the descriptors a ruleset change reclassifies",
         description="Classify a corpus (case files, or JSON Lines of descriptors) under two "
@@ -33,6 +35,7 @@ def add_parser(sub: Any) -> None:
         "A ruleset is a folder, REV:PATH "
         "(a folder at a git revision, PATH from the repository root), or REV alone (the "
         "other side's folder at that revision).",
+        exits=EXITS,
     )
     p.add_argument("--base", required=True, metavar="OLD", help="the ruleset before the change")
     p.add_argument(

@@ -1,31 +1,132 @@
-"""What `classify` and `explain` both read: a ruleset folder and one descriptor file."""
+"""What `classify` and `explain` share: one descriptor file, answered in process under
+`--rules` or by a running server at `--addr`, the same answer either way."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from dataclasses import dataclass
 
+from classifier.answer import Classification, RuleVerdict
+from classifier.cli.options import Exit, add_rules, add_server, client_from
+from classifier.client import Answer, ServiceError
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
-from classifier.engine.ruleset import Ruleset
+from classifier.engine.evaluate import classify
+from classifier.engine.explain import explain, explain_rule, render_explanation, render_verdict
 from classifier.errors import DescriptorError, RulesetError
 from classifier.source.descriptor_file import read_descriptor
+from classifier.taxonomy import ErrorClass
 
-EXIT_BAD_RULESET = 1
-EXIT_BAD_DESCRIPTOR = 2
+EXITS = {
+    Exit.ok: "an answer, Unknown included",
+    Exit.failed: "the --rules folder has errors",
+    Exit.invalid: "the descriptor is malformed or unreadable, or the server at --addr "
+    "cannot be reached or refused the call",
+}
 
 
-def ruleset_and_descriptor(rules: str, path: str) -> tuple[Ruleset, Descriptor] | int:
-    """Both, or the exit status after printing to stderr why not (1: ruleset, 2: descriptor)."""
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """`--rules DIR` or `--addr HOST:PORT` (with TLS), and the descriptor FILE."""
+    where = p.add_mutually_exclusive_group()
+    add_rules(where, what="answer in process with this ruleset folder")
+    add_server(
+        p, address=None, addr_help="ask the server at this address instead", addr_group=where
+    )
+    p.add_argument(
+        "descriptor", metavar="FILE", help="descriptor file (YAML or JSON), or - for stdin"
+    )
+
+
+@dataclass(frozen=True)
+class Answered:
+    descriptor: Descriptor
+    result: Classification
+    explanation_text: str = ""
+    """With an explanation: its text (the server's own rendering when it came from one)."""
+    verdict: RuleVerdict | None = None
+    """With `--rule`, in process: why that rule did or did not decide."""
+
+
+def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None) -> Answered | int:
+    """The answer for the descriptor file, or the exit status after printing to stderr why
+    there is none (a ruleset that does not load is reported before the descriptor is read)."""
+    ruleset = None
+    if args.addr is None:
+        try:
+            ruleset = load_ruleset(args.rules)
+        except RulesetError as exc:
+            print(exc.render(), file=sys.stderr)
+            return Exit.failed
     try:
-        return load_ruleset(rules), read_descriptor(path)
-    except RulesetError as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_BAD_RULESET
+        descriptor = read_descriptor(args.descriptor)
     except DescriptorError as exc:
         for violation in exc.violations:
-            where = "" if violation.location is not None else f"{path}: "
+            where = "" if violation.location is not None else f"{args.descriptor}: "
             print(f"{where}{violation}", file=sys.stderr)
-        return EXIT_BAD_DESCRIPTOR
+        return Exit.invalid
     except OSError as exc:
         print(f"classifier: {exc}", file=sys.stderr)
-        return EXIT_BAD_DESCRIPTOR
+        return Exit.invalid
+    if ruleset is None:
+        return _remote(args, descriptor, explained, rule)
+    if not explained:
+        return Answered(descriptor, classify(ruleset, descriptor))
+    if rule:
+        try:
+            result, verdict = explain_rule(ruleset, descriptor, rule)
+        except KeyError:
+            print(
+                f"classifier explain: {ruleset.name} {ruleset.version} has no rule {rule!r}",
+                file=sys.stderr,
+            )
+            return Exit.invalid
+        text = render_explanation(descriptor, result) + "\n\n" + "\n".join(render_verdict(verdict))
+        return Answered(descriptor, result, text, verdict)
+    result = explain(ruleset, descriptor)
+    return Answered(descriptor, result, render_explanation(descriptor, result))
+
+
+def _remote(
+    args: argparse.Namespace, descriptor: Descriptor, explained: bool, rule: str | None = None
+) -> Answered | int:
+    try:
+        with client_from(args) as client:
+            reply = client.classify(descriptor, explain=explained, explain_rule=rule or "")
+    except DescriptorError as exc:
+        for violation in exc.violations:
+            print(f"{args.addr}: refused: {violation}", file=sys.stderr)
+        return Exit.invalid
+    except ServiceError as exc:
+        print(f"{args.addr}: {exc}", file=sys.stderr)
+        return Exit.invalid
+    except (OSError, ValueError) as exc:
+        print(f"classifier: {exc}", file=sys.stderr)
+        return Exit.invalid
+    result = classification_of(reply)
+    if result is None:
+        print(
+            f"{args.addr}: answered class {reply.class_name} ({reply.class_number}), which this "
+            "classifier does not know: the server runs a newer taxonomy; upgrade this one",
+            file=sys.stderr,
+        )
+        return Exit.invalid
+    return Answered(descriptor, result, reply.explanation_text)
+
+
+def classification_of(reply: Answer) -> Classification | None:
+    """A server's answer as the engine's Classification, so both print alike; None for a
+    class number this classifier does not know."""
+    if not isinstance(reply.error_class, ErrorClass):
+        return None
+    return Classification(
+        error_class=reply.error_class,
+        action=reply.action,
+        effect=reply.effect,
+        retryable=reply.retryable,
+        rule_id=reply.rule_id,
+        ruleset_version=reply.ruleset_version,
+        ruleset_digest=reply.ruleset_digest,
+        unknown_reason=reply.unknown_reason,
+        explanation=reply.explanation,
+    )

@@ -27,17 +27,27 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.options import Exit, add_command
+
 EXIT_OK, EXIT_BAD_ROWS, EXIT_INVALID = 0, 1, 2
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "reclassify",
         help="classify a Parquet or JSON Lines table again, or replay two rulesets over it",
         description="Classify every row of a table of descriptors (Parquet or JSON Lines) and "
         "write it with the answer columns added, on every core of this machine or on Spark; "
         "with --base and --head, compare two rulesets over it instead and print the report "
         "`classifier diff` prints.",
+        exits={
+            Exit.ok: "every row was classified (or compared)",
+            Exit.failed: "some rows were bad (they are in the output with the error column), "
+            "or --require-version-bump found a change without a new version",
+            Exit.invalid: "it could not run: a ruleset invalid, an input missing or of the "
+            "wrong columns, Spark unable to start",
+        },
     )
     p.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="Parquet or JSON Lines files or folders"

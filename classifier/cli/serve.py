@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from classifier import limits
+from classifier.cli.options import Exit, add_command, add_rules
 from classifier.errors import RulesetError
 from classifier.server import DEFAULT_ADDRESS, ServeConfig, ServerLimits, TlsFiles, serve
 from classifier.server.app import (
@@ -21,16 +22,24 @@ from classifier.server.shadow import DEFAULT_EXAMPLES
 from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
 from classifier.server.workers import check_workers, serve_workers
 
+EXITS = {
+    Exit.ok: "stopped by SIGTERM or SIGINT after in-flight calls finished",
+    Exit.failed: "cannot serve: the rules (or the candidate) do not load, or a port or "
+    "file cannot be opened",
+}
+
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "serve",
         help="serve the classifier over gRPC",
         description="Serve the classifier over gRPC. The rules folder is watched and "
         "reloaded when it changes (also on SIGHUP); a change that does not load keeps "
         "the old rules serving. SIGTERM stops after in-flight calls finish.",
+        exits=EXITS,
     )
-    p.add_argument("--rules", default="rules", type=Path, help="ruleset folder (default: rules)")
+    add_rules(p, what="the ruleset folder to serve")
     p.add_argument(
         "--addr", default=DEFAULT_ADDRESS, help=f"listen address (default: {DEFAULT_ADDRESS})"
     )
@@ -214,8 +223,8 @@ def run(args: argparse.Namespace) -> int:
             f"classifier: cannot serve: {len(exc.diagnostics)} error(s) in the rules",
             file=sys.stderr,
         )
-        return 1
+        return Exit.failed
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"classifier: cannot serve: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return Exit.failed
+    return Exit.ok

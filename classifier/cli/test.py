@@ -1,10 +1,7 @@
 """`classifier test`: run case files against their rulesets, the way the server would answer.
 
-Exit status: 0 when every case passed (todo cases may still fail); 1 when
-a case failed, a todo case passes, or coverage is below --min-coverage; 2
-when nothing could be judged: no case ran, a case or case file is invalid,
-a ruleset is invalid, or a path does not exist. A CI job that silently ran
-nothing is the classic trap, so "no case ran" is never a success.
+A CI job that silently ran nothing is the classic trap, so "no case ran" is
+never a success.
 """
 
 from __future__ import annotations
@@ -15,25 +12,37 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.options import Exit, add_command, add_rules
 from classifier.regress.cases import find_case_files
 from classifier.regress.junit import write_junit
 from classifier.regress.report import RENDERERS
 from classifier.regress.runner import Report, Status, run_cases
+from classifier.source.library import bundled_library
 
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = Exit.ok, Exit.failed, Exit.invalid
+EXITS = {
+    Exit.ok: "every case passed (todo cases may still fail)",
+    Exit.failed: "a case failed, a todo case passes, or coverage is below --min-coverage",
+    Exit.invalid: "no case ran, or a case, a case file or a ruleset is invalid, "
+    "or a path does not exist",
+}
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "test",
         help="run regression case files (*.cases.yaml) against their rulesets",
         description="Run every case file found under PATH... through the production loader "
-        "and engine and report each case that does not get the answer it wants.",
+        "and engine and report each case that does not get the answer it wants. Without "
+        "PATH, the cases of the --rules folder (default: the bundled library's).",
+        exits=EXITS,
     )
-    p.add_argument(
-        "--rules",
-        metavar="DIR",
-        help="ruleset for case files that name none and sit in no ruleset folder",
+    add_rules(
+        p,
+        what="the ruleset whose cases run when no PATH is given, and the one for case "
+        "files that name none and sit in no ruleset folder",
+        default=None,
     )
     p.add_argument(
         "--run", dest="run_filter", metavar="REGEX", help="run only cases whose note matches REGEX"
@@ -53,9 +62,10 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--format", choices=tuple(RENDERERS), default="text")
     p.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
-        help="case files, or folders to search for *.cases.yaml (a ruleset folder runs its own)",
+        help="case files, or folders to search for *.cases.yaml (a ruleset folder runs its "
+        "own; default: the --rules folder)",
     )
     p.set_defaults(run=run)
 
@@ -67,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"classifier test: --run: invalid regular expression: {exc}", file=sys.stderr)
         return EXIT_INVALID
     try:
-        files = find_case_files(Path(p) for p in args.paths)
+        paths = args.paths or [args.rules or bundled_library()]
+        files = find_case_files(Path(p) for p in paths)
     except FileNotFoundError as exc:
         print(f"classifier test: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.options import Exit, add_command
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import RulesetError
@@ -38,7 +39,8 @@ LIVE_PATH = "/-/unknowns"
 
 
 def add_parser(sub: Any) -> None:
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "unknowns",
         help="group Unknown answers into failures, and draft rules for them",
         description="Cluster the Unknown answers of decision logs, JSON Lines or case files "
@@ -47,6 +49,11 @@ def add_parser(sub: Any) -> None:
         "and rank the clusters by count. With --rules, each cluster's typical member is "
         "explained (near misses) and the ruleset's coverage of it is checked; --propose "
         "drafts a rule per cluster, proven on the whole corpus before it is shown.",
+        exits={
+            Exit.ok: "the report was made (Unknowns and refused drafts are information)",
+            Exit.invalid: "a path or the ruleset is missing or invalid, the corpus has bad "
+            "lines, the server cannot be reached, or nothing was read",
+        },
     )
     p.add_argument(
         "--rules",

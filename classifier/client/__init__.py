@@ -17,7 +17,14 @@ data; none talks to the network, so they also feed `classifier.classify`
 in-process. docs/clients.md covers the other languages.
 """
 
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo, RulesetLayer
+from classifier.client.answer import (
+    Answer,
+    ClassInfo,
+    ReloadInfo,
+    ReloadResult,
+    RulesetInfo,
+    RulesetLayer,
+)
 from classifier.client.client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_TIMEOUT,
@@ -51,6 +58,8 @@ __all__ = [
     "ErrorClass",
     "FieldViolation",
     "Origin",
+    "ReloadInfo",
+    "ReloadResult",
     "RulesetInfo",
     "RulesetLayer",
     "ServiceError",

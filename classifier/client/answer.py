@@ -12,6 +12,7 @@ the server's name for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from classifier.answer import Action, Explanation
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
@@ -52,6 +53,29 @@ class Answer:
         return self.class_number == ErrorClass.Unknown
 
 
+class ReloadResult(StrEnum):
+    """What a reload attempt did (the proto's ReloadResult)."""
+
+    unspecified = "unspecified"
+    """No attempt was described (a newer server's result this client does not know)."""
+    reloaded = "reloaded"
+    unchanged = "unchanged"
+    failed = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class ReloadInfo:
+    """The most recent attempt to reload a served ruleset's folder."""
+
+    result: ReloadResult
+    at: str
+    """When it was made, RFC 3339 UTC."""
+    trigger: str
+    """What started it: watch, signal or admin."""
+    error: str = ""
+    """Why it failed, one `file:line:col: code: message` a line; empty unless failed."""
+
+
 @dataclass(frozen=True, slots=True)
 class RulesetLayer:
     """One ruleset of a layered stack (the served ruleset first, then its bases)."""
@@ -64,7 +88,7 @@ class RulesetLayer:
 
 @dataclass(frozen=True, slots=True)
 class RulesetInfo:
-    """The ruleset a server is serving."""
+    """The ruleset a server is serving, the last reload of it, and the candidate shadowing it."""
 
     name: str
     version: str
@@ -74,6 +98,12 @@ class RulesetInfo:
     source: str
     description: str
     layers: tuple[RulesetLayer, ...] = ()
+    classifier_version: str = ""
+    """The classifier software serving it ("" from a server older than the field)."""
+    last_reload: ReloadInfo | None = None
+    """None when no reload was tried since the server started."""
+    candidate: RulesetInfo | None = None
+    """The shadow ruleset (`serve --candidate`), which never answers; None without one."""
 
 
 @dataclass(frozen=True, slots=True)

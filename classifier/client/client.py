@@ -185,7 +185,13 @@ class Client:
 
     @overload
     def classify(
-        self, descriptor: Descriptor, /, *, explain: bool = False, timeout: float | None = None
+        self,
+        descriptor: Descriptor,
+        /,
+        *,
+        explain: bool = False,
+        explain_rule: str = "",
+        timeout: float | None = None,
     ) -> Answer: ...
 
     @overload
@@ -193,6 +199,7 @@ class Client:
         self,
         *,
         explain: bool = False,
+        explain_rule: str = "",
         timeout: float | None = None,
         **fields: Unpack[DescriptorFields],
     ) -> Answer: ...
@@ -203,17 +210,23 @@ class Client:
         /,
         *,
         explain: bool = False,
+        explain_rule: str = "",
         timeout: float | None = None,
         **fields: Any,
     ) -> Answer:
-        """Classify one descriptor, given built or as keywords (validated before sending)."""
+        """Classify one descriptor, given built or as keywords (validated before sending).
+
+        With explain_rule (a rule id), the explanation also says why that rule did or did
+        not decide; the server refuses an id its rules do not have (INVALID_ARGUMENT).
+        """
         if (descriptor is None) == (not fields):
             raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
         if isinstance(fields.get("origin"), str):
             fields["origin"] = origin_from(fields["origin"])
         d = descriptor if descriptor is not None else build_descriptor(**fields)
         with _mapped_errors():
-            response = self._stub.Classify(wire.request(d, explain), timeout=self._t(timeout))
+            request = wire.request(d, explain or bool(explain_rule), explain_rule)
+            response = self._stub.Classify(request, timeout=self._t(timeout))
         return wire.answer_from_proto(response)
 
     def classify_exception(
@@ -263,7 +276,8 @@ class Client:
                 yield wire.answer_from_proto(response)
 
     def get_ruleset(self, *, timeout: float | None = None) -> RulesetInfo:
-        """The ruleset the server is serving: name, version, digest, rule count, source."""
+        """Everything GetRuleset says: the serving ruleset (name, version, digest, rule count,
+        load time, source), the classifier version, the last reload and the candidate."""
         with _mapped_errors():
             info = self._stub.GetRuleset(pb.GetRulesetRequest(), timeout=self._t(timeout))
         return wire.ruleset_info_from_proto(info)

@@ -22,7 +22,15 @@ from classifier.answer import (
     RuleMatch,
     RuleVerdict,
 )
-from classifier.client.answer import Answer, ClassInfo, RulesetInfo, RulesetLayer, error_class
+from classifier.client.answer import (
+    Answer,
+    ClassInfo,
+    ReloadInfo,
+    ReloadResult,
+    RulesetInfo,
+    RulesetLayer,
+    error_class,
+)
 from classifier.descriptor import Cause, Descriptor
 from classifier.taxonomy import Effect, UnknownReason
 
@@ -57,8 +65,10 @@ def cause_to_proto(c: Cause) -> pb.Cause:
     return msg
 
 
-def request(d: Descriptor, explain: bool) -> pb.ClassifyRequest:
-    return pb.ClassifyRequest(descriptor=descriptor_to_proto(d), explain=explain)
+def request(d: Descriptor, explain: bool, explain_rule: str = "") -> pb.ClassifyRequest:
+    return pb.ClassifyRequest(
+        descriptor=descriptor_to_proto(d), explain=explain, explain_rule=explain_rule
+    )
 
 
 def _enum(kind: type[_E], number: int) -> _E:
@@ -146,6 +156,13 @@ def verdict_from_proto(v: pb.RuleVerdict) -> RuleVerdict:
     )
 
 
+_RELOAD_RESULTS = {
+    pb.RELOAD_RESULT_RELOADED: ReloadResult.reloaded,
+    pb.RELOAD_RESULT_UNCHANGED: ReloadResult.unchanged,
+    pb.RELOAD_RESULT_FAILED: ReloadResult.failed,
+}
+
+
 def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
     return RulesetInfo(
         name=r.name,
@@ -159,6 +176,18 @@ def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
             RulesetLayer(name=k.name, version=k.version, digest=k.digest, source=k.source)
             for k in r.layers
         ),
+        classifier_version=r.classifier_version,
+        last_reload=reload_info_from_proto(r.last_reload) if r.HasField("last_reload") else None,
+        candidate=ruleset_info_from_proto(r.candidate) if r.HasField("candidate") else None,
+    )
+
+
+def reload_info_from_proto(r: pb.ReloadStatus) -> ReloadInfo:
+    return ReloadInfo(
+        result=_RELOAD_RESULTS.get(r.result, ReloadResult.unspecified),
+        at=r.at,
+        trigger=r.trigger,
+        error=r.error,
     )
 
 

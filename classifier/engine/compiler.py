@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any, assert_never
 import re2
 
 from classifier.answer import Action
-from classifier.codes import Code
+from classifier.codes import Code, info
 from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
@@ -48,12 +49,12 @@ from classifier.source.loader import (
     RulesetSource,
     RuleSource,
     StackSource,
-    did_you_mean,
     display_path,
     load_stack,
 )
 from classifier.source.yamlsource import Positions, flow
 from classifier.taxonomy import Effect, ErrorClass
+from classifier.text import did_you_mean, doc_pointer
 
 MAX_PATTERN_CHARS = 2048
 RE2_MAX_MEM = 8 * 1024 * 1024
@@ -237,7 +238,8 @@ def _class_defaults(
                 found.append(
                     Diagnostic(
                         Code.unknown_action,
-                        f"class {name} names unknown action {default.conflict_action!r}",
+                        f"class {name} names unknown action {default.conflict_action!r}"
+                        + did_you_mean(default.conflict_action, actions),
                         field_at,
                     )
                 )
@@ -247,7 +249,8 @@ def _class_defaults(
             found.append(
                 Diagnostic(
                     Code.unknown_action,
-                    f"class {name} names unknown action {default.action!r}",
+                    f"class {name} names unknown action {default.action!r}"
+                    + did_you_mean(default.action, actions),
                     at.value(("classes", name, "action")),
                 )
             )
@@ -388,7 +391,12 @@ def _rule(
     if doc.action is not None:
         action = actions.get(doc.action)
         if action is None:
-            problem(Code.unknown_action, f"action {doc.action!r} is not in the catalog", "action")
+            problem(
+                Code.unknown_action,
+                f"action {doc.action!r} is not in the catalog{did_you_mean(doc.action, actions)}; "
+                "add it to actions.yaml, or name one that is there",
+                "action",
+            )
     written = source.written.get("when", {})
     type_condition, conditions = _conditions(doc.when, written, ("when",), problem)
     if len(diagnostics) > before or defaults is None or doc.class_ not in defaults:
@@ -512,8 +520,42 @@ def _pattern(text: str, path: tuple[str | int, ...], problem: Problem) -> Any:
         return re2.compile(text, _RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        problem(Code.invalid_pattern, f"invalid RE2 pattern {text!r}: {reason}", *path)
+        problem(Code.invalid_pattern, pattern_message(text, reason), *path)
         return None
+
+
+_RE2_HINTS = (
+    ("perl operator: (?<", "RE2 has no lookbehind (`(?<=`, `(?<!`)"),
+    ("perl operator: (?=", "RE2 has no lookahead (`(?=`, `(?!`)"),
+    ("perl operator: (?!", "RE2 has no lookahead (`(?=`, `(?!`)"),
+    ("perl operator", "a `(?` group or flag RE2 does not know"),
+    ("missing )", "a group `(` is never closed"),
+    ("unexpected )", "a `)` closes no group"),
+    ("missing ]", "a character class `[` is never closed"),
+    (
+        "bad repetition",
+        "a repetition (`*`, `+`, `?`, `{n}`) repeats nothing, or repeats a repetition",
+    ),
+    ("invalid repetition size", "a count `{m,n}` is backwards or above 1000"),
+    ("invalid character class range", "a range `[z-a]` is backwards, or `\\p{...}` names no class"),
+    ("trailing \\", "the pattern ends with a lone `\\`"),
+)
+"""RE2's complaints in words, tried in order; RE2's own wording follows."""
+
+
+def pattern_message(text: str, reason: str) -> str:
+    """A pattern RE2 refused: the pattern as written, what is wrong in words, then RE2's."""
+    if re.search(r"escape sequence: \\[1-9]", reason):
+        plain = "RE2 has no backreferences (`\\1`)"
+    elif "escape sequence" in reason:
+        plain = "an escape RE2 does not know"
+    else:
+        plain = next((h for k, h in _RE2_HINTS if k in reason), "RE2 cannot compile it")
+    return (
+        f"the pattern `{flow(text)}` is not valid RE2: {plain} (RE2: {reason}); RE2 matches in "
+        "linear time, so rewrite the pattern, or test a code or status instead; "
+        f"{doc_pointer(info(Code.invalid_pattern).anchor)}"
+    )
 
 
 def _text(key: str, written: Any) -> str:

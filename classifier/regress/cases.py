@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from classifier.codes import Code
 from classifier.descriptor import Descriptor
@@ -40,7 +40,13 @@ MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
 class WantDoc(Doc):
     """What a case expects; only `class` is required, the rest is checked when given."""
 
-    class_: Annotated[ErrorClass, parsed_as(str, parse_class), Field(alias="class")]
+    model_config = ConfigDict(title="expected answer")
+
+    class_: Annotated[
+        ErrorClass,
+        parsed_as(str, parse_class),
+        Field(alias="class", json_schema_extra={"enum": list(ErrorClass.__members__)}),
+    ]
     rule: str | None = None
     effect: Literal["fail", "pause", "continue", "unspecified"] | None = None
     action: str | None = None
@@ -50,6 +56,8 @@ class WantDoc(Doc):
 
 class CaseDoc(Doc):
     """One case as written."""
+
+    model_config = ConfigDict(title="case")
 
     note: Annotated[str, Field(min_length=1)]
     descriptor: DescriptorDoc
@@ -61,7 +69,21 @@ class CaseFileHeadDoc(Doc):
     """The file around the cases; the cases themselves are validated one by one."""
 
     rules: Annotated[str, Field(min_length=1)] | None = None
+    """The ruleset folder the cases test, relative to this file (default: the nearest
+    folder, this one or a parent, holding ruleset.yaml)."""
     cases: list[Any]
+
+
+class CaseFileDoc(CaseFileHeadDoc):
+    """Regression cases for a ruleset (`*.cases.yaml`).
+
+    The whole file as one document, for its JSON Schema; the reader validates
+    the head and then each case on its own, so one bad case does not hide the rest.
+    """
+
+    model_config = ConfigDict(title="case file (*.cases.yaml)")
+
+    cases: list[CaseDoc]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +199,7 @@ def read_case_file(path: Path) -> CaseFile:
     try:
         head = CaseFileHeadDoc.model_validate(doc.value)
     except ValidationError as exc:
-        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value))
+        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value, CaseFileHeadDoc))
         return CaseFile(path, shown, None, (), (), tuple(diagnostics))
     rules = (path.parent / head.rules) if head.rules is not None else None
     if rules is not None and not (rules / MANIFEST).is_file():
@@ -204,7 +226,7 @@ def _cases(items: Sequence[Any], positions: Positions) -> tuple[list[Case], list
         try:
             doc = CaseDoc.model_validate(item)
         except ValidationError as exc:
-            found = pydantic_diagnostics(exc, _Shifted(positions, path), item)
+            found = pydantic_diagnostics(exc, _Shifted(positions, path), item, CaseDoc)
             bad.append(BadCase(name, where, tuple(found)))
             continue
         try:

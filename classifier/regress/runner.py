@@ -27,6 +27,7 @@ from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
 from classifier.regress.cases import BadCase, Case, CaseFile, nearest_ruleset, read_case_file
 from classifier.taxonomy import ErrorClass, UnknownReason
+from classifier.text import did_you_mean
 
 
 class Status(StrEnum):
@@ -139,7 +140,8 @@ def failure_details(ruleset: Ruleset, case: Case, mismatches: Sequence[Mismatch]
     else:
         lines.append("no rule matched, and no rule came close")
     if case.want.rule and (wanted := ruleset.rule(case.want.rule)) is None:
-        lines.append(f"note: the ruleset has no rule {case.want.rule!r}")
+        hint = did_you_mean(case.want.rule, (r.id for r in ruleset.rules))
+        lines.append(f"note: the ruleset has no rule {case.want.rule!r}{hint}")
     elif case.want.rule and wanted is not None:
         lines.append(f"wanted rule: {wanted.id} ({wanted.location})")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import cast
 
+import classifier
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation, RuleVerdict
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
@@ -196,6 +197,7 @@ def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) 
             pb.RulesetLayer(name=k.name, version=k.version, digest=k.digest, source=k.source)
             for k in ruleset.layers
         ],
+        classifier_version=classifier.__version__,
     )
     if holder.last_reload is not None:
         info.last_reload.CopyFrom(reload_status_to_proto(holder.last_reload))

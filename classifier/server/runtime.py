@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import classifier
 from classifier.engine.ruleset import Ruleset
 from classifier.server.admin import AdminServer
 from classifier.server.app import (
@@ -240,6 +241,7 @@ class App:
         out: dict[str, object] = {
             "address": self.address,
             "pid": os.getpid(),
+            "classifier_version": classifier.__version__,
             "ruleset": active.name,
             "version": active.version,
             "digest": active.digest,

@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import DescriptorError, FieldViolation
+from classifier.source import messages
 from classifier.source.documents import (
     Doc,
     doc_path,
@@ -41,6 +42,8 @@ AttributeText = Annotated[str, parsed_as(str | int | float | bool, scalar_text)]
 class CauseDoc(Doc):
     """A cause in a descriptor file."""
 
+    model_config = ConfigDict(title="cause")
+
     type: str
     supertypes: tuple[str, ...] = ()
     http_status: int | None = None
@@ -54,6 +57,8 @@ class CauseDoc(Doc):
 
 class DescriptorDoc(Doc):
     """A descriptor in a file (YAML or JSON), its values parsed."""
+
+    model_config = ConfigDict(title="descriptor")
 
     type: str
     supertypes: tuple[str, ...] = ()
@@ -76,6 +81,18 @@ class DescriptorDoc(Doc):
         )
 
 
+class WrappedDescriptorDoc(Doc):
+    """A descriptor file may also hold `descriptor:` and the descriptor under it."""
+
+    model_config = ConfigDict(title="descriptor under `descriptor:`")
+
+    descriptor: DescriptorDoc
+
+
+DescriptorFile = DescriptorDoc | WrappedDescriptorDoc
+"""What a descriptor file may hold (its JSON Schema: `classifier schema`)."""
+
+
 def descriptor_from_data(data: Any, field_prefix: str = "descriptor") -> Descriptor:
     """Validate data in the descriptor-file shape; raise DescriptorError naming bad fields.
 
@@ -95,10 +112,11 @@ def _validated(data: Any, field_prefix: str, positions: Positions | None) -> Des
         doc = DescriptorDoc.model_validate(data)
     except ValidationError as exc:
         violations = []
-        for err in exc.errors(include_url=False):
+        for err in messages.merged(exc.errors(include_url=False)):
             parts = doc_path(err["loc"])
             where = positions.value(parts) if positions is not None else None
-            violations.append(FieldViolation(_field_path(field_prefix, parts), err["msg"], where))
+            message = messages.violation_message(err, parts, DescriptorDoc)
+            violations.append(FieldViolation(_field_path(field_prefix, parts), message, where))
         raise DescriptorError(violations) from None
     return doc.to_descriptor(field_prefix)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
     AfterValidator,
@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetPydanticSchema,
+    StrictInt,
     field_validator,
     model_validator,
 )
@@ -27,9 +28,17 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
 from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
+from classifier.text import did_you_mean
 
 RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
 ACTION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+PATTERN_MEANINGS = {
+    RULE_ID_PATTERN: "a rule id starts with a letter or digit and holds only letters, "
+    "digits and . _ / : - (no spaces)",
+    ACTION_ID_PATTERN: "an action id starts with a lower-case letter or digit and holds "
+    "only lower-case letters, digits and . _ -",
+}
+"""The id patterns in words, for messages (a regular expression is not a sentence)."""
 ORIGIN_ALIASES = {"caller": "user"}
 DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
 """The rule files of a ruleset whose manifest has no `include:`."""
@@ -38,9 +47,15 @@ _STATUS_RANGE = re.compile(r"^(\d{3})\s*-\s*(\d{3})$")
 
 
 class Doc(BaseModel):
-    """Every document: unknown keys are errors, and a parsed document never changes."""
+    """Every document: unknown keys are errors, and a parsed document never changes.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    The models' JSON Schema (`make schemas`) is what editors check files
+    against: attribute docstrings become its descriptions.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, use_attribute_docstrings=True
+    )
 
 
 _UNION_MEMBERS = frozenset({"function-before", "function-after", "str", "int", "float", "bool"})
@@ -69,6 +84,12 @@ def scalar_text(value: object) -> str:
 
 def _one_or_many(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
+
+
+def one_or_many(item: Any) -> BeforeValidator:
+    """A value written as one item or a list of them (`type: A` or `type: [A, B]`), read as
+    the list; its JSON Schema says both."""
+    return BeforeValidator(_one_or_many, json_schema_input_type=Union[item, list[item]])  # noqa: UP007
 
 
 def _non_empty(values: list[Any], what: str) -> list[Any]:
@@ -114,12 +135,14 @@ def parse_origin(value: str) -> Origin:
     name = ORIGIN_ALIASES.get(value.strip().lower(), value.strip().lower())
     if name in Origin.__members__:
         return Origin[name]
+    known = [o.name for o in Origin if o is not Origin.unspecified]
     raise PydanticCustomError(
         Code.unknown_origin,
-        "unknown origin {value}; known: {known}",
+        "unknown origin {value}{hint}; known: {known}",
         {
             "value": repr(value),
-            "known": ", ".join(o.name for o in Origin if o is not Origin.unspecified),
+            "hint": did_you_mean(value.strip(), [*known, *ORIGIN_ALIASES]),
+            "known": ", ".join(known),
         },
     )
 
@@ -129,8 +152,13 @@ def _lint_codes(values: list[str], allowed: tuple[str, ...], where: str) -> list
         if value not in allowed:
             raise PydanticCustomError(
                 Code.unknown_lint_code,
-                "{value} is not a lint code {where} can ignore; known: {known}",
-                {"value": repr(value), "where": where, "known": ", ".join(allowed)},
+                "{value} is not a lint code {where} can ignore{hint}; known: {known}",
+                {
+                    "value": repr(value),
+                    "where": where,
+                    "hint": did_you_mean(value, allowed),
+                    "known": ", ".join(allowed),
+                },
             )
     return values
 
@@ -141,8 +169,12 @@ def parse_class(value: str) -> ErrorClass:
         return ErrorClass[value]
     raise PydanticCustomError(
         Code.unknown_class,
-        "unknown class {value}; known: {known}",
-        {"value": repr(value), "known": ", ".join(ErrorClass.__members__)},
+        "unknown class {value}{hint}; known: {known}",
+        {
+            "value": repr(value),
+            "hint": did_you_mean(value, ErrorClass.__members__),
+            "known": ", ".join(ErrorClass.__members__),
+        },
     )
 
 
@@ -152,8 +184,12 @@ def parse_grpc_code(value: str | int) -> int:
     except ValueError:
         raise PydanticCustomError(
             Code.unknown_grpc_code,
-            "unknown gRPC status code {value}; known: {known}",
-            {"value": repr(value), "known": ", ".join(GRPC_CODES)},
+            "unknown gRPC status code {value}{hint}; known: {known}",
+            {
+                "value": repr(value),
+                "hint": did_you_mean(str(value), GRPC_CODES),
+                "known": ", ".join(GRPC_CODES),
+            },
         ) from None
 
 
@@ -204,33 +240,40 @@ def _pattern(value: str) -> str:
 
 
 _Name = Annotated[str, Field(min_length=1)]
-TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), BeforeValidator(_one_or_many)]
-HttpStatuses = Annotated[
-    frozenset[int], parsed_as(list[int | str], _statuses), BeforeValidator(_one_or_many)
-]
-GrpcCodes = Annotated[
-    frozenset[int], parsed_as(list[str | int], _grpc_codes), BeforeValidator(_one_or_many)
-]
-Codes = Annotated[frozenset[str], parsed_as(list[str | int], _texts), BeforeValidator(_one_or_many)]
-Origins = Annotated[
-    frozenset[Origin], parsed_as(list[_Name], _origins), BeforeValidator(_one_or_many)
-]
-Labels = Annotated[frozenset[str], parsed_as(list[_Name], _labels), BeforeValidator(_one_or_many)]
+_Status = StrictInt | str
+"""Strict: YAML's `true` is not status 1."""
+_Code = str | int
+_AttributeValue = str | int | float | bool
+TypeNames = Annotated[frozenset[str], parsed_as(list[_Name], _names), one_or_many(_Name)]
+HttpStatuses = Annotated[frozenset[int], parsed_as(list[_Status], _statuses), one_or_many(_Status)]
+GrpcCodes = Annotated[frozenset[int], parsed_as(list[_Code], _grpc_codes), one_or_many(_Code)]
+Codes = Annotated[frozenset[str], parsed_as(list[_Code], _texts), one_or_many(_Code)]
+Origins = Annotated[frozenset[Origin], parsed_as(list[_Name], _origins), one_or_many(_Name)]
+Labels = Annotated[frozenset[str], parsed_as(list[_Name], _labels), one_or_many(_Name)]
 Pattern = Annotated[str, AfterValidator(_pattern)]
 Attributes = Annotated[
     dict[str, frozenset[str]],
     parsed_as(
-        dict[
-            str,
-            Annotated[list[str | int | float | bool], BeforeValidator(_one_or_many)],
-        ],
+        dict[str, Annotated[list[_AttributeValue], one_or_many(_AttributeValue)]],
         _attribute_values,
     ),
 ]
 
 
+def _choices(names: Any) -> Any:
+    """Field extras naming the values a text field accepts: editors offer them."""
+    return Field(json_schema_extra={"enum": list(names)})
+
+
+_RULE_CLASSES = [c.name for c in ErrorClass if c is not ErrorClass.Unknown]
+_RuleLintCode = Annotated[str, _choices(RULE_LINT_CODES)]
+_LintCode = Annotated[str, _choices(LINT_CODES)]
+
+
 class CauseWhenDoc(Doc):
     """Conditions a cause in the chain can satisfy (the fields a Cause carries), parsed."""
+
+    model_config = ConfigDict(title="conditions on a cause")
 
     type: TypeNames | None = None
     http_status: HttpStatuses | None = None
@@ -241,6 +284,8 @@ class CauseWhenDoc(Doc):
 
 class WhenDoc(CauseWhenDoc):
     """A rule's conditions; all of them must hold."""
+
+    model_config = ConfigDict(title="conditions")
 
     origin: Origins | None = None
     provider: Labels | None = None
@@ -262,10 +307,14 @@ def _rule_class(value: str) -> ErrorClass:
 class RuleDoc(Doc):
     """One rule as written in a rule file."""
 
+    model_config = ConfigDict(title="rule")
+
     id: Annotated[str, Field(pattern=RULE_ID_PATTERN)]
     description: str = ""
     when: WhenDoc
-    class_: Annotated[ErrorClass, parsed_as(str, _rule_class), Field(alias="class")]
+    class_: Annotated[
+        ErrorClass, parsed_as(str, _rule_class), Field(alias="class"), _choices(_RULE_CLASSES)
+    ]
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)] | None = None
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
@@ -274,7 +323,8 @@ class RuleDoc(Doc):
     """Replaces the base rule with the same id (a layered ruleset only)."""
     fallback: bool = False
     """Decides only when no other rule matches: for a catch-all on an SDK's base type."""
-    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+    lint_ignore: Annotated[list[str], one_or_many(_RuleLintCode)] = []
+    """Lint warnings about this rule that its authors accept."""
 
     @field_validator("lint_ignore")
     @classmethod
@@ -285,10 +335,14 @@ class RuleDoc(Doc):
 class RuleFileDoc(Doc):
     """A rule file: a mapping whose `rules:` key lists rules."""
 
+    model_config = ConfigDict(title="rule file")
+
     rules: list[RuleDoc]
 
 
 class ChangelogEntryDoc(Doc):
+    model_config = ConfigDict(title="changelog entry")
+
     version: str
     date: dt.date | None = None
     changes: list[str] = []
@@ -321,6 +375,8 @@ class DisableDoc(Doc):
 class ManifestDoc(Doc):
     """`ruleset.yaml`: the ruleset's identity, what it builds on, and which files hold its rules."""
 
+    model_config = ConfigDict(title="manifest (ruleset.yaml)")
+
     name: Annotated[str, Field(min_length=1)]
     version: Annotated[str, Field(min_length=1)]
     description: str = ""
@@ -329,14 +385,15 @@ class ManifestDoc(Doc):
     disable: list[DisableDoc] = []
     include: list[str] = list(DEFAULT_INCLUDE)
     exclude: list[str] = []
-    lint_ignore: Annotated[list[str], BeforeValidator(_one_or_many)] = []
+    lint_ignore: Annotated[list[str], one_or_many(_LintCode)] = []
+    """Lint warnings the whole ruleset accepts."""
 
     @field_validator("lint_ignore")
     @classmethod
     def _lint_ignore(cls, values: list[str]) -> list[str]:
         return _lint_codes(values, LINT_CODES, "a ruleset")
 
-    @field_validator("version", mode="before")
+    @field_validator("version", mode="before", json_schema_input_type=str | int | float)
     @classmethod
     def _version_text(cls, value: Any) -> Any:
         return (
@@ -347,6 +404,8 @@ class ManifestDoc(Doc):
 class ActionDoc(Doc):
     """An operator action in the catalog."""
 
+    model_config = ConfigDict(title="action")
+
     id: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     summary: Annotated[str, Field(min_length=1)]
     runbook: str = ""
@@ -354,6 +413,8 @@ class ActionDoc(Doc):
 
 class ClassDefaultDoc(Doc):
     """What a class means for the run when a rule does not say otherwise."""
+
+    model_config = ConfigDict(title="class default")
 
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     effect: Literal["unspecified", "fail", "pause", "continue"]
@@ -374,7 +435,13 @@ class CatalogDoc(Doc):
     may change some classes' defaults.
     """
 
+    model_config = ConfigDict(title="catalog (actions.yaml)")
+
     actions: list[ActionDoc] = []
     classes: Annotated[
-        dict[ErrorClass, ClassDefaultDoc], parsed_as(dict[str, ClassDefaultDoc], _class_defaults)
+        dict[ErrorClass, ClassDefaultDoc],
+        parsed_as(
+            dict[Annotated[str, _choices(ErrorClass.__members__)], ClassDefaultDoc], _class_defaults
+        ),
     ] = Field(default_factory=dict)
+    """Class defaults: every class in a ruleset of its own; those to change in one with a base."""

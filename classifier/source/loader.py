@@ -14,7 +14,6 @@ A ruleset folder holds:
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import functools
 import hashlib
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from classifier.codes import Code, parse_code
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
+from classifier.source import messages
 from classifier.source.documents import (
     DEFAULT_INCLUDE,
     BaseDoc,
@@ -37,10 +37,10 @@ from classifier.source.documents import (
     RuleDoc,
     RuleFileDoc,
     doc_path,
-    scalar_text,
 )
 from classifier.source.library import LIBRARY_NAME, bundled_library
 from classifier.source.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
+from classifier.text import did_you_mean
 
 MANIFEST = "ruleset.yaml"
 CATALOG = "actions.yaml"
@@ -166,12 +166,6 @@ def _base_folder(
         )
     )
     return None
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`; did you mean 'x'?` for the closest choice, or nothing when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def display_path(path: Path) -> str:
@@ -329,7 +323,8 @@ def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic
         diagnostics.append(
             Diagnostic(
                 Code.empty_document,
-                f"expected a {model.__name__.removesuffix('Doc')} document",
+                f"expected a {messages.title(model)}, but the file holds no YAML document "
+                "(only comments, or nothing)",
                 doc.positions.value(()),
             )
         )
@@ -339,7 +334,7 @@ def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic
     try:
         return model.model_validate(doc.value)
     except ValidationError as exc:
-        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value))
+        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value, model))
         return None
 
 
@@ -369,42 +364,42 @@ def _rule_source(rule: RuleDoc, doc: YamlDocument, i: int) -> RuleSource:
 
 
 def pydantic_diagnostics(
-    exc: ValidationError, positions: Positions, value: Any
+    exc: ValidationError, positions: Positions, value: Any, model: type[BaseModel] | None = None
 ) -> list[Diagnostic]:
     """Turn pydantic's errors into located diagnostics with stable codes.
 
     The codes documents.py raises pass through; pydantic's own error types
     become `unknown_key`, `missing_key` or `invalid_value`, so the codes an
-    author can see are the documented ones.
+    author can see are the documented ones. Given the model that was
+    validated, a wrong key comes with the valid ones and a missing key with
+    what the mapping needs.
     """
     out = []
-    for err in exc.errors(include_url=False):
+    for err in messages.merged(exc.errors(include_url=False)):
         loc = doc_path(err["loc"])
-        code, message, where = _describe(err, loc, positions, value)
+        code, message, where = _describe(err, loc, positions, value, model)
         out.append(Diagnostic(code, message, where, rule_id=_rule_id(value, loc)))
     return out
 
 
 def _describe(
-    err: Any, path: Path_, positions: Positions, value: Any
+    err: Any, path: Path_, positions: Positions, value: Any, model: type[BaseModel] | None
 ) -> tuple[Code, str, Location]:
     kind = err["type"]
     field = ".".join(str(p) for p in path) or "document"
     if kind == "extra_forbidden":
-        return Code.unknown_key, f"unknown key {path[-1]!r} at {field}", positions.key(path)
+        return Code.unknown_key, messages.unknown_key(path[-1], path, model), positions.key(path)
     if kind == "invalid_key":
         key = _written_key(value, path)
-        shown = "null" if key is None else scalar_text(key)
-        at = ".".join([*(str(p) for p in path[:-1]), shown])
-        message = f"unknown key {shown} at {at} (a key must be a name)"
+        message = messages.unknown_key(key, (*path[:-1], key), model)
         return Code.unknown_key, message, positions.key((*path[:-1], key))
     if kind == "missing":
         parent = path[:-1]
-        return Code.missing_key, f"missing required key {path[-1]!r}", positions.value(parent)
+        return Code.missing_key, messages.missing_key(path, model), positions.value(parent)
     where = positions.value(path)
     if (code := parse_code(kind)) is not None:
         return code, str(err["msg"]), where
-    return Code.invalid_value, f"{field}: {err['msg']}", where
+    return Code.invalid_value, messages.value_message(err, field), where
 
 
 def _written_key(value: Any, path: Path_) -> Any:

@@ -17,9 +17,10 @@ from typing import Any
 
 import yaml
 
-from classifier.codes import Code
+from classifier.codes import Code, info
 from classifier.errors import Diagnostic
 from classifier.location import Location
+from classifier.text import doc_pointer
 
 Path_ = tuple[str | int, ...]
 
@@ -170,6 +171,43 @@ def read_yaml_file(path: Path, shown: str, max_bytes: int) -> tuple[bytes | None
     return data, parse_yaml(text, shown)
 
 
+_SYNTAX_HINTS = (
+    ("expected ',' or '}'", "a flow mapping `{...}` is missing a `,` between entries or its `}`"),
+    ("expected ',' or ']'", "a flow list `[...]` is missing a `,` between items or its `]`"),
+    ("end of stream", "a quoted text or a bracket is never closed"),
+    (
+        "mapping values are not allowed",
+        "a `: ` where YAML expected a plain value: quote a value that holds `: `, "
+        "or check the indentation",
+    ),
+    (
+        "expected key",
+        "this line's indentation does not line up with the keys around it (or a key lacks its `:`)",
+    ),
+    (
+        "cannot start any token",
+        "a value starts with a character YAML reserves (`@`, `` ` ``, `%`): quote the value",
+    ),
+)
+"""libyaml's problems in words, tried in order; the parser's own wording follows."""
+
+
+def syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
+    """A YAML syntax error as a sentence first, then the parser's words and where the
+    diagnostic is documented; a tab in the indentation is named as a tab."""
+    raw = " ".join(p for p in (exc.context, exc.problem) if p)
+    mark = exc.problem_mark or exc.context_mark
+    lines = text.splitlines()
+    line = lines[mark.line] if mark is not None and mark.line < len(lines) else ""
+    at = line[mark.column : mark.column + 1] if mark is not None else ""
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if at == "\t" or "\t" in indent or "tab" in raw:
+        plain = "a tab character: YAML indents with spaces only; replace the tab with spaces"
+    else:
+        plain = next((h for k, h in _SYNTAX_HINTS if k in raw), "this is not valid YAML")
+    return f"{plain} (the YAML parser: {raw}); {doc_pointer(info(Code.yaml_syntax_error).anchor)}"
+
+
 def parse_yaml(text: str, file: str, *, json_escapes: bool = False) -> YamlDocument:
     """Parse one YAML document, keeping positions; problems come back as diagnostics.
 
@@ -187,7 +225,7 @@ def parse_yaml(text: str, file: str, *, json_escapes: bool = False) -> YamlDocum
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = _loc(file, mark) if mark is not None else Location(file)
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        problem = syntax_message(exc, text)
         return YamlDocument(None, positions, [Diagnostic(Code.yaml_syntax_error, problem, loc)])
     except yaml.YAMLError as exc:
         return YamlDocument(

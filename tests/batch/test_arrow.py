@@ -221,7 +221,7 @@ def test_json_rows_are_read_as_classifier_diff_reads_a_line(bundled: Ruleset) ->
         "descriptor: must be a mapping",
         "descriptor: is null",
         None,
-        "descriptor.colour: Extra inputs are not permitted",
+        "descriptor.colour: unknown key; valid keys: type, supertypes, http_status, grpc_status, origin, code, message, causes, language, provider, attributes",
     ]
     assert got[4]["class_name"] == "ToolError"
 

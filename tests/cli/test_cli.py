@@ -75,3 +75,26 @@ def test_classify_names_a_bad_field(tmp_path: Path, capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert "descriptor.grpc_status" in err
     assert "descriptor.origin" in err
+
+
+def test_one_way_to_name_the_rules_folder(
+    small: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--rules DIR` everywhere, the bundled library when it is left out; check also takes the
+    folder as its argument, but not both at once."""
+    monkeypatch.chdir(small.parent)  # nothing called rules/ here: the default is not the cwd's
+    assert main(["check"]) == 0
+    assert capsys.readouterr().out.startswith("ok: default ")
+    assert main(["check", "--rules", str(small)]) == main(["check", str(small)]) == 0
+    assert capsys.readouterr().out.count("\nok: test 1.0.0: 3 rules") == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", "--rules", str(small), str(small)])
+    assert exit_info.value.code == 2
+    assert "name the ruleset folder once" in capsys.readouterr().err
+    assert main(["test", "--rules", str(small)]) == 0  # no PATH: the folder's own cases
+    assert " 0 failed" in capsys.readouterr().out
+    (small.parent / "d.yaml").write_text("type: acme.Nope\norigin: tool\n")
+    assert main(["classify", "d.yaml"]) == 0
+    assert capsys.readouterr().out.startswith("class:     ")
+    assert main(["classify", "--rules", str(small), "d.yaml"]) == 0
+    assert "rule:      tool.any" in capsys.readouterr().out

@@ -90,6 +90,8 @@ def test_public_names_are_pinned() -> None:
             "ErrorClass",
             "FieldViolation",
             "Origin",
+            "ReloadInfo",
+            "ReloadResult",
             "RulesetInfo",
             "RulesetLayer",
             "ServiceError",

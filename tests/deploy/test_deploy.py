@@ -4,6 +4,7 @@ Prometheus rules against the metrics a live server exports."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,13 +20,19 @@ from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import build_parser
 from classifier.server import SERVICE_NAME
+from classifier.source.library import bundled_library
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, ROOT, ConfigMapVolume, ruleset_files, write_folder
 from tools import gen_deploy_rules
 
 DEPLOY = ROOT / "deploy"
-MANIFESTS = sorted((DEPLOY / "kubernetes").glob("*.yaml"))
-KUBERNETES_VERSIONS = ("1.31.0", kubernetes_validate.latest_version())
+KUSTOMIZATION = DEPLOY / "kubernetes" / "kustomization.yaml"
+MANIFESTS = sorted(p for p in (DEPLOY / "kubernetes").glob("*.yaml") if p != KUSTOMIZATION)
+DEPLOY_DOC = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+MINIMUM = re.search(r"Kubernetes (1\.\d+) or later", DEPLOY_DOC)
+"""The oldest Kubernetes docs/deploy.md says the manifests run on."""
+assert MINIMUM is not None, "docs/deploy.md names the oldest Kubernetes the manifests need"
+KUBERNETES_VERSIONS = (f"{MINIMUM.group(1)}.0", kubernetes_validate.latest_version())
 
 
 def _manifests() -> dict[str, dict[str, Any]]:
@@ -50,6 +57,41 @@ def test_manifests_match_the_kubernetes_schemas(manifest: Path, version: str) ->
     """Strict validation: a misspelt or misplaced field fails, as `kubectl apply` would."""
     for doc in yaml.safe_load_all(manifest.read_text()):
         kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_the_documented_minimum_is_the_oldest_that_takes_the_manifests() -> None:
+    """Below the version docs/deploy.md names, the API has no `preStop.sleep`: refused."""
+    older = f"1.{int(MINIMUM.group(1).split('.')[1]) - 2}.0"  # type: ignore[union-attr]
+    with pytest.raises(kubernetes_validate.ValidationError, match="sleep"):
+        kubernetes_validate.validate(_manifests()["Deployment"], older, strict=True)
+
+
+def test_the_kustomization_applies_every_manifest_and_sets_only_the_image() -> None:
+    """`kubectl apply -k`: every manifest is a resource, and the image the Deployment names
+    is the one override; rendered with it, the Deployment still validates."""
+    kustomization = yaml.safe_load(KUSTOMIZATION.read_text())
+    assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1beta1"
+    assert kustomization["kind"] == "Kustomization"
+    assert set(kustomization) == {"apiVersion", "kind", "resources", "images"}
+    assert sorted(kustomization["resources"]) == [p.name for p in MANIFESTS]
+    [image] = kustomization["images"]
+    deployment = _manifests()["Deployment"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    name, tag = container["image"].rsplit(":", 1)
+    assert image["name"] == name
+    assert set(image) == {"name", "newName", "newTag"}
+    assert image["newTag"] == tag
+    container["image"] = f"{image['newName']}:{image['newTag']}"  # what kustomize writes
+    for version in KUBERNETES_VERSIONS:
+        kubernetes_validate.validate(deployment, version, strict=True)
+    assert "kubectl apply -k deploy/kubernetes/" in DEPLOY_DOC
+
+
+def test_the_docs_say_what_the_cluster_needs() -> None:
+    """The Kubernetes version for native gRPC probes and preStop.sleep, metrics-server for
+    the HPA, and how to point the manifests at an image of one's own."""
+    for needed in ("gRPC probes", "preStop", "metrics-server", "docker push", "newName"):
+        assert needed in DEPLOY_DOC, needed
 
 
 def test_a_misplaced_field_is_caught_by_the_validation() -> None:
@@ -173,14 +215,20 @@ def _dockerfile() -> list[tuple[str, str]]:
 
 
 def test_the_image_serves_its_bundled_rules_as_a_non_root_user() -> None:
-    """CMD parses with the CLI and names the folder the rules are copied to; USER is not root."""
+    """The build installs the package with its library (rules/ copied in for the wheel); CMD
+    parses with the CLI and serves the bundled library; USER is not root."""
     steps = _dockerfile()
     entrypoint = yaml.safe_load(next(r for i, r in steps if i == "ENTRYPOINT"))
     cmd = yaml.safe_load(next(r for i, r in steps if i == "CMD"))
     assert entrypoint == ["classifier"]
     args = build_parser().parse_args(cmd)
-    copied = [r.split() for i, r in steps if i == "COPY" and r.startswith("rules/")]
-    assert copied == [["rules/", f"{args.rules}/"]]
+    assert "--rules" not in cmd
+    assert args.rules == bundled_library()  # the default: the library inside the package
+    froms = [n for n, (i, _) in enumerate(steps) if i == "FROM"]
+    build_stage = steps[froms[0] : froms[1]]
+    assert ("COPY", "rules/ rules/") in build_stage
+    assert [r for i, r in build_stage if i == "RUN"][-1].startswith("pip install")
+    assert not any(i == "COPY" and r.startswith("rules/") for i, r in steps[froms[1] :])
     user = [r for i, r in steps if i == "USER"]
     assert user
     assert user[-1].split(":")[0] not in ("0", "root")
@@ -188,8 +236,53 @@ def test_the_image_serves_its_bundled_rules_as_a_non_root_user() -> None:
     probe = yaml.safe_load(healthcheck.split(" CMD ", 1)[1])
     assert probe[:2] == ["classifier", "health"]
     build_parser().parse_args(probe[1:])
-    assert [i for i, _ in steps].count("FROM") == 2
+    assert len(froms) == 2
     assert all(r.startswith("python:3.11-slim") for i, r in steps if i == "FROM")
+
+
+def test_the_generator_has_help_and_refuses_a_ruleset_that_does_not_load(
+    tmp_path: Path,
+) -> None:
+    """`make deploy-rules` on broken rules writes nothing (a pod would crash-loop on them) and
+    says why, file:line:col; on good rules it writes both files."""
+    script = ROOT / "tools" / "gen_deploy_rules.py"
+    shown = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0
+    assert "exit status:" in shown.stdout
+    out = tmp_path / "kubernetes"
+    out.mkdir()
+    for manifest in (DEPLOY / "kubernetes").glob("*.yaml"):
+        (out / manifest.name).write_text(manifest.read_text())
+    before = {p.name: p.read_text() for p in out.iterdir()}
+    broken = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    (broken / "checks" / "bad.yaml").write_text("rules:\n  - id: x\n    when: {type: a.B}\n")
+    refused = subprocess.run(
+        [sys.executable, str(script), str(broken), "--kubernetes", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 1
+    assert "rules/checks/bad.yaml:2:5: missing_key:" in refused.stderr
+    assert "crash-loop" in refused.stderr
+    assert {p.name: p.read_text() for p in out.iterdir()} == before
+    (broken / "checks" / "bad.yaml").unlink()
+    written = subprocess.run(
+        [sys.executable, str(script), str(broken), "--kubernetes", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    data = yaml.safe_load((out / "rules-configmap.yaml").read_text())["data"]
+    assert sorted(data) == ["actions.yaml", "checks__probe.yaml", "ruleset.yaml"]
+    assert (
+        "{key: checks__probe.yaml, path: checks/probe.yaml}"
+        in (out / "deployment.yaml").read_text()
+    )
 
 
 def _selectors(expr: str) -> set[str]:
@@ -248,3 +341,43 @@ def _promql_blocks(markdown: Path) -> list[str]:
         elif inside:
             current.append(line)
     return blocks
+
+
+def test_a_ruleset_on_the_bundled_library_ships_only_its_own_files(tmp_path: Path) -> None:
+    """The ConfigMap of a layered ruleset holds the top layer (no catalog of its own needed);
+    mounted, it loads on the library the image carries to the folder's own digest. A base
+    named by path is not in it, and the generator says so."""
+    top = write_folder(
+        tmp_path / "acme",
+        {
+            "ruleset.yaml": "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n",
+            "acme/rules.yaml": "rules:\n  - id: acme.declined\n    when: {type: acme.Declined}\n"
+            "    class: ToolError\n",
+        },
+    )
+    paths = gen_deploy_rules.ruleset_paths(top)
+    assert paths == ["ruleset.yaml", "acme/rules.yaml"]
+    data = yaml.safe_load(gen_deploy_rules.configmap(top, paths))["data"]
+    volume = ConfigMapVolume(tmp_path / "mounted")
+    volume.publish({p: data[gen_deploy_rules.key_for(p)] for p in paths})
+    mounted, folder = load_ruleset(volume.root), load_ruleset(top)
+    assert mounted.digest == folder.digest
+    assert len(mounted.rules) == len(load_ruleset(BUNDLED_RULES).rules) + 1
+
+    (top / "ruleset.yaml").write_text(
+        "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n  - path: ../platform\n"
+    )
+    write_folder(tmp_path / "platform", ruleset_files("1.0.0", "Timeout"))
+    out = tmp_path / "kubernetes"
+    out.mkdir()
+    for manifest in (DEPLOY / "kubernetes").glob("*.yaml"):
+        (out / manifest.name).write_text(manifest.read_text())
+    script = str(ROOT / "tools" / "gen_deploy_rules.py")
+    written = subprocess.run(
+        [sys.executable, script, str(top), "--kubernetes", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert written.returncode == 0, written.stderr
+    assert "builds on the folder ../platform" in written.stderr

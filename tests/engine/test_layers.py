@@ -178,7 +178,7 @@ def test_bases_that_are_not_there_or_form_a_cycle(tmp_path: Path) -> None:
     found = _codes(root)
     assert (
         "unknown_base",
-        "no library is called 'defualt'; did you mean 'default'?; the package "
+        "no library is called 'defualt' (did you mean 'default'?); the package "
         "ships one, 'default' (or name a folder with `path:`)",
     ) in found
     (root / "ruleset.yaml").write_text(TEAM_MANIFEST.format(base="path: ."))

@@ -65,11 +65,13 @@ def test_a_bad_case_is_located_and_the_others_still_load(tmp_path: Path) -> None
     shown = f.shown
     assert rendered == [
         f"{shown}:8:15: unknown_origin: unknown origin 'martian'; known: provider, tool, guard, runtime, interceptor, reconciler, user",
-        f"{shown}:9:19: unknown_class: unknown class 'Timeoutx'; known: Unknown, ProviderError, ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout",
-        f"{shown}:9:29: unknown_key: unknown key 'colour' at want.colour",
+        f"{shown}:9:19: unknown_class: unknown class 'Timeoutx' (did you mean 'Timeout'?); known: Unknown, ProviderError, ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout",
+        f"{shown}:9:29: unknown_key: unknown key 'colour' at want; valid keys there: class, rule, effect, action, retryable, unknown_reason",
     ]
     (missing,) = f.bad_cases[1].diagnostics
-    assert missing.render() == f"{shown}:10:5: missing_key: missing required key 'note'"
+    assert missing.render() == (
+        f"{shown}:10:5: missing_key: missing required key 'note' (a case needs note, descriptor and want)"
+    )
 
 
 def test_a_descriptor_out_of_range_is_an_invalid_descriptor(tmp_path: Path) -> None:

@@ -136,3 +136,29 @@ def test_a_file_that_is_not_pem_is_named(
     )
     with pytest.raises(ValueError, match=rf"{bogus}: not a PEM private key"):
         App(config)
+
+
+def test_classify_explain_and_ruleset_reach_a_server_over_mutual_tls(
+    serving_rules: Path,
+    start_app: StartApp,
+    pki: dict[str, Pem],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The TLS flags are health's: with the CA and a client certificate each command gets
+    its answer; without the certificate the server refuses (exit 2, UNAVAILABLE)."""
+    tls = TlsFiles(pki["server"].cert, pki["server"].key, pki["ca"].cert)
+    running = start_app(serving_rules, watch=False, tls=tls)
+    address = f"localhost:{running.app.server.port}"
+    descriptor = tmp_path / "d.yaml"
+    descriptor.write_text("type: x.Y\norigin: provider\nhttp_status: 503\n")
+    trust = ["--tls-ca", str(pki["ca"].cert)]
+    client = ["--tls-cert", str(pki["client"].cert), "--tls-key", str(pki["client"].key)]
+    capsys.readouterr()
+    for command in (["classify"], ["explain"], ["ruleset"]):
+        file = [] if command == ["ruleset"] else [str(descriptor)]
+        assert main([*command, "--addr", address, *trust, *client, *file]) == 0
+        out = capsys.readouterr().out
+        assert ("ProviderError" in out) if file else ("name:        serving" in out)
+        assert main([*command, "--addr", address, "--timeout", "2", *trust, *file]) == 2
+        assert "UNAVAILABLE" in capsys.readouterr().err

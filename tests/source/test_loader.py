@@ -49,7 +49,9 @@ def test_every_error_is_reported_with_its_location(make_ruleset: MakeRuleset) ->
         }
     )
     assert _errors(root) == [
-        "a.yaml:3:23: unknown_key: unknown key 'colour' at rules.0.when.colour (rule \"one\")",
+        "a.yaml:3:23: unknown_key: unknown key 'colour' at rules.0.when; valid keys there: type, "
+        "http_status, grpc_status, code, message, origin, provider, language, attributes, cause "
+        '(rule "one")',
         "a.yaml:7:12: unknown_class: unknown class 'NotAClass'; known: Unknown, ProviderError, "
         "ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, "
         "CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout "
@@ -63,7 +65,8 @@ def test_every_error_is_reported_with_its_location(make_ruleset: MakeRuleset) ->
         "a.yaml:9:61: invalid_http_status: '7xx' is not an HTTP status: use a number (429), a class "
         '(5xx) or a range (500-504) (rule "three")',
         "b.yaml:4:5: duplicate_key: key 'when' is already set at line 3",
-        "b.yaml:6:5: missing_key: missing required key 'class' (rule \"no-class\")",
+        "b.yaml:6:5: missing_key: missing required key 'class' (a rule needs id, when and class) "
+        '(rule "no-class")',
     ]
 
 
@@ -87,10 +90,13 @@ def test_compile_errors_are_reported_with_schema_errors_elsewhere(
         }
     )
     assert _errors(root) == [
-        "a.yaml:3:21: invalid_pattern: invalid RE2 pattern '(?<=x)y': invalid perl operator: (?<= "
-        '(rule "one")',
+        "a.yaml:3:21: invalid_pattern: the pattern `(?<=x)y` is not valid RE2: RE2 has no "
+        "lookbehind (`(?<=`, `(?<!`) (RE2: invalid perl operator: (?<=); RE2 matches in linear "
+        "time, so rewrite the pattern, or test a code or status instead; see "
+        'docs/rules.md#invalid_pattern (rule "one")',
         "a.yaml:5:9: duplicate_rule_id: rule 'one' is already defined at a.yaml:2:9 (rule \"one\")",
-        "a.yaml:8:13: unknown_action: action 'no.such-action' is not in the catalog (rule \"one\")",
+        "a.yaml:8:13: unknown_action: action 'no.such-action' is not in the catalog; add it to "
+        'actions.yaml, or name one that is there (rule "one")',
         "b.yaml:1:34: unknown_class: unknown class 'Nope'; known: Unknown, ProviderError, "
         "ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, "
         "CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout "
@@ -107,7 +113,8 @@ def test_yaml_syntax_errors_point_at_the_problem(make_ruleset: MakeRuleset) -> N
 def test_missing_keys_are_named(make_ruleset: MakeRuleset) -> None:
     root = make_ruleset("rules:\n  - id: a\n    when: {type: a.A}\n")
     assert _errors(root) == [
-        "rules.yaml:2:5: missing_key: missing required key 'class' (rule \"a\")"
+        "rules.yaml:2:5: missing_key: missing required key 'class' (a rule needs id, when and "
+        'class) (rule "a")'
     ]
 
 
@@ -128,7 +135,10 @@ def test_aliases_and_unsafe_tags_are_refused(make_ruleset: MakeRuleset) -> None:
 
 def test_a_manifest_without_a_version_is_an_error(make_ruleset: MakeRuleset) -> None:
     root = make_ruleset("rules: []\n", manifest="name: x\n")
-    assert _errors(root) == ["ruleset.yaml:1:1: missing_key: missing required key 'version'"]
+    assert _errors(root) == [
+        "ruleset.yaml:1:1: missing_key: missing required key 'version' (a manifest (ruleset.yaml) "
+        "needs name and version)"
+    ]
 
 
 def test_a_folder_without_manifest_or_catalog_is_an_error(tmp_path: Path) -> None:
@@ -196,8 +206,9 @@ def test_a_key_that_is_not_text_is_an_unknown_key_at_the_key(
     root = make_ruleset(f"rules: [{{id: a, when: {{type: a.A, {key}: x}}, class: Timeout}}]\n")
     shown = "null" if key == "~" else key
     assert _errors(root) == [
-        f"rules.yaml:1:35: unknown_key: unknown key {shown} at rules.0.when.{shown} "
-        '(a key must be a name) (rule "a")'
+        f"rules.yaml:1:35: unknown_key: unknown key {shown} at rules.0.when (a key must be a "
+        "name); valid keys there: type, http_status, grpc_status, code, message, origin, "
+        'provider, language, attributes, cause (rule "a")'
     ]
 
 

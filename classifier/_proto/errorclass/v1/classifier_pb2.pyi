@@ -288,7 +288,7 @@ class GetRulesetRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RulesetInfo(_message.Message):
-    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate", "layers")
+    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate", "layers", "classifier_version")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
@@ -299,6 +299,7 @@ class RulesetInfo(_message.Message):
     LAST_RELOAD_FIELD_NUMBER: _ClassVar[int]
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
+    CLASSIFIER_VERSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     digest: str
@@ -309,7 +310,8 @@ class RulesetInfo(_message.Message):
     last_reload: ReloadStatus
     candidate: RulesetInfo
     layers: _containers.RepeatedCompositeFieldContainer[RulesetLayer]
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[RulesetLayer, _Mapping]]] = ...) -> None: ...
+    classifier_version: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[RulesetLayer, _Mapping]]] = ..., classifier_version: _Optional[str] = ...) -> None: ...
 
 class RulesetLayer(_message.Message):
     __slots__ = ("name", "version", "digest", "source")
