@@ -20,7 +20,9 @@ runs that only need a larger `max_tokens`.
 
 Nothing here imports an SDK: the response objects are read by their attribute names
 (openai, anthropic, google-genai) or as the JSON the APIs send (any HTTP client), and
-Bedrock's as the dict boto3 returns.
+Bedrock's as the dict boto3 returns. So are the agent frameworks' (langchain's
+`AIMessage.response_metadata`, pydantic-ai's `ModelResponse` and run results,
+openai-agents' `RunResult.raw_responses` and raw stream events; `_framework_reasons`).
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ def descriptor_from_response(response: Any, *, provider: str | None = None) -> D
     Reads an openai `ChatCompletion` (or the list of `ChatCompletionChunk`s of a stream) or
     Responses-API `Response`, an anthropic `Message` (or the events of a stream), a
     google-genai `GenerateContentResponse`, a Bedrock Converse dict (or ConverseStream
-    events), or the same as parsed JSON. `provider` defaults to the API the shape belongs
-    to (`openai`, `anthropic`, `gemini`, `bedrock`); pass `azure` for Azure OpenAI.
+    events), or the same as parsed JSON; and a langchain `AIMessage`, a pydantic-ai
+    `ModelResponse` or run result, an openai-agents `RunResult` or its stream events.
+    `provider` defaults to the API the shape belongs to (`openai`, `anthropic`, `gemini`,
+    `bedrock`); pass `azure` for Azure OpenAI.
     """
     for found_provider, reason, blocked, model in _reasons(response):
         d = descriptor_from_finish_reason(
