@@ -20,7 +20,9 @@ runs that only need a larger `max_tokens`.
 
 Nothing here imports an SDK: the response objects are read by their attribute names
 (openai, anthropic, google-genai) or as the JSON the APIs send (any HTTP client), and
-Bedrock's as the dict boto3 returns.
+Bedrock's as the dict boto3 returns. So are the agent frameworks' (langchain's
+`AIMessage.response_metadata`, pydantic-ai's `ModelResponse` and run results,
+openai-agents' `RunResult.raw_responses` and raw stream events; `_framework_reasons`).
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ def descriptor_from_response(response: Any, *, provider: str | None = None) -> D
     Reads an openai `ChatCompletion` (or the list of `ChatCompletionChunk`s of a stream) or
     Responses-API `Response`, an anthropic `Message` (or the events of a stream), a
     google-genai `GenerateContentResponse`, a Bedrock Converse dict (or ConverseStream
-    events), or the same as parsed JSON. `provider` defaults to the API the shape belongs
-    to (`openai`, `anthropic`, `gemini`, `bedrock`); pass `azure` for Azure OpenAI.
+    events), or the same as parsed JSON; and a langchain `AIMessage`, a pydantic-ai
+    `ModelResponse` or run result, an openai-agents `RunResult` or its stream events.
+    `provider` defaults to the API the shape belongs to (`openai`, `anthropic`, `gemini`,
+    `bedrock`); pass `azure` for Azure OpenAI.
     """
     for found_provider, reason, blocked, model in _reasons(response):
         d = descriptor_from_finish_reason(
@@ -122,13 +126,37 @@ def descriptor_from_response(response: Any, *, provider: str | None = None) -> D
     return None
 
 
-def _reasons(response: Any) -> Iterable[tuple[str, str, bool, str]]:
+MAX_DEPTH = 6
+"""How far `_reasons` follows wrappers (a run result's response, a stream event's data)."""
+
+PROVIDER_NAMES = {
+    # langchain's response_metadata["model_provider"], pydantic-ai's provider_name and
+    # canonical_system, mapped to the descriptor's provider names
+    "openai": "openai",
+    "azure": "azure",
+    "azure_openai": "azure",
+    "anthropic": "anthropic",
+    "google": "gemini",
+    "google-gla": "gemini",
+    "google-vertex": "gemini",
+    "google_genai": "gemini",
+    "google_vertexai": "gemini",
+    "gemini": "gemini",
+    "bedrock": "bedrock",
+    "bedrock_converse": "bedrock",
+    "amazon_bedrock": "bedrock",
+}
+
+
+def _reasons(response: Any, depth: int = 0) -> Iterable[tuple[str, str, bool, str]]:
     """(provider, reason, prompt_blocked, model) for every reason the response states."""
+    if depth > MAX_DEPTH or response is None or isinstance(response, str | bytes):
+        return
     if isinstance(response, list | tuple):  # a stream's chunks or events
         for item in response:
-            yield from _reasons(item)
+            yield from _reasons(item, depth + 1)
         return
-    model = _text(_field(response, "model", "modelVersion", "model_version"))
+    model = _text(_field(response, "model", "modelVersion", "model_version", "model_name"))
     # Gemini: a blocked prompt, then each candidate's finish reason
     feedback = _field(response, "prompt_feedback", "promptFeedback")
     block = _name(_field(feedback, "block_reason", "blockReason"))
@@ -136,13 +164,21 @@ def _reasons(response: Any) -> Iterable[tuple[str, str, bool, str]]:
         yield "gemini", block, True, model
     for candidate in _list(_field(response, "candidates")):
         yield "gemini", _name(_field(candidate, "finish_reason", "finishReason")), False, model
-    # OpenAI chat completions (and stream chunks)
+    # OpenAI chat completions (and stream chunks); a refusal in the message
     for choice in _list(_field(response, "choices")):
         yield "openai", _name(_field(choice, "finish_reason")), False, model
-    # OpenAI Responses API
+        if _text(_field(_field(choice, "message"), "refusal")):
+            yield "openai", "refusal", False, model
+    # OpenAI Responses API (a Response, or the one a stream event carries): why it stopped,
+    # and a refusal among its output messages
     details = _field(response, "incomplete_details")
     if details is not None:
         yield "openai", _name(_field(details, "reason")), False, model
+    for item in _list(_field(response, "output")):
+        if _field(item, "type") == "message":
+            for part in _list(_field(item, "content")):
+                if _field(part, "type") == "refusal":
+                    yield "openai", "refusal", False, model
     # Anthropic: a Message, or a stream's message_delta event
     yield "anthropic", _name(_field(response, "stop_reason")), False, model
     delta = _field(response, "delta")
@@ -153,6 +189,56 @@ def _reasons(response: Any) -> Iterable[tuple[str, str, bool, str]]:
     stop = _field(response, "messageStop")
     if stop is not None:
         yield "bedrock", _name(_field(stop, "stopReason")), False, model
+    yield from _framework_reasons(response, depth, model)
+
+
+def _framework_reasons(
+    response: Any, depth: int, model: str
+) -> Iterable[tuple[str, str, bool, str]]:
+    """What agent frameworks return: langchain's messages, pydantic-ai's and openai-agents' results.
+
+    - langchain `AIMessage` / `AIMessageChunk` (or a stream's chunks added up):
+      `response_metadata` holds the provider's `finish_reason` (OpenAI, Gemini),
+      `stop_reason` (Anthropic) or `stopReason` (Bedrock), and `model_provider`.
+    - pydantic-ai `ModelResponse`: `provider_details["finish_reason"]` (the API's own
+      spelling) and `finish_reason` (pydantic-ai's: `content_filter` for any provider's
+      filter); `canonical_system` or `provider_name`. An `AgentRunResult` or
+      `StreamedRunResult` holds it as `response`.
+    - openai-agents `RunResult` / `RunResultStreaming`: `raw_responses`, each a
+      `ModelResponse` whose `output` items are read as the Responses API's; a stream's
+      `RawResponsesStreamEvent` holds a Responses API event as `data`, and that event
+      (response.completed, response.incomplete) its `response`.
+    """
+    metadata = _field(response, "response_metadata")
+    if isinstance(metadata, Mapping):
+        provider = _provider(metadata.get("model_provider")) or "openai"
+        meta_model = _text(metadata.get("model_name")) or _text(metadata.get("model")) or model
+        yield provider, _name(metadata.get("finish_reason")), False, meta_model
+        yield from _reasons(metadata, depth + 1)
+    finish = _field(response, "finish_reason")
+    details = _field(response, "provider_details")
+    if finish is not None and (details is not None or _field(response, "parts") is not None):
+        provider = (
+            _provider(_field(response, "canonical_system"))
+            or _provider(_field(response, "provider_name"))
+            or "openai"
+        )
+        if isinstance(details, Mapping):
+            yield provider, _name(details.get("finish_reason")), False, model
+        yield provider, _name(finish), False, model
+    for raw in _list(_field(response, "raw_responses")):
+        yield from _reasons(raw, depth + 1)
+    if _field(response, "type") == "raw_response_event":
+        yield from _reasons(_field(response, "data"), depth + 1)
+    inner = _field(response, "response")
+    if inner is not None and inner is not response:
+        yield from _reasons(inner, depth + 1)
+
+
+def _provider(value: Any) -> str:
+    """A framework's provider name as the descriptor's (`google-gla` is `gemini`), or ''."""
+    name = _text(value).lower()
+    return PROVIDER_NAMES.get(name, name)
 
 
 def _field(obj: Any, *names: str) -> Any:

@@ -23,6 +23,14 @@ What a scenario can make the server do:
   - `connect_timeout`: the base URL names a listening socket whose backlog is full and
     which never accepts, so the SYN goes unanswered and the client's connect timeout fires.
 
+A scenario whose `response` is a 2xx body (a finish reason, a refusal) cannot stand for
+the real API's answer to a request that asked for a stream (`"stream": true`, Gemini's
+`:streamGenerateContent`, Bedrock's `converse-stream` / `invoke-with-response-stream`):
+the real API would answer that with a stream. Such requests are counted per scenario
+(`FakeProvider.stream_mismatches(id)`) and the runner fails the pair, so an SDK that
+streams behind the scenes is noticed instead of being judged on an answer no real API
+gives. (An error status is sent as JSON to a streaming request too, as the APIs do.)
+
 Everything stays on 127.0.0.1; `stop()` (or leaving the `with` block) ends every thread
 and closes every socket the server made.
 """
@@ -57,6 +65,7 @@ class FakeProvider:
     def __init__(self, scenarios: Mapping[str, Scenario]) -> None:
         self.scenarios = dict(scenarios)
         self.counts: Counter[str] = Counter()
+        self.mismatches: Counter[str] = Counter()
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.httpd = _Server((HOST, 0), _Handler)
@@ -112,9 +121,15 @@ class FakeProvider:
         with self.lock:
             return self.counts[scenario_id]
 
+    def stream_mismatches(self, scenario_id: str) -> int:
+        """Requests for a stream that the scenario answered with a 2xx non-stream body."""
+        with self.lock:
+            return self.mismatches[scenario_id]
+
     def reset_count(self, scenario_id: str) -> None:
         with self.lock:
             self.counts.pop(scenario_id, None)
+            self.mismatches.pop(scenario_id, None)
 
 
 class _Server(ThreadingHTTPServer):
@@ -139,8 +154,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         provider = self.server.provider
         length = int(self.headers.get("content-length") or 0)
-        if length:
-            self.rfile.read(length)
+        body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path).path.split("/")
         if len(parts) >= 3 and parts[1] == "_count":
             self._send(
@@ -151,8 +165,15 @@ class _Handler(BaseHTTPRequestHandler):
         if scenario is None:
             self._send(404, {"content-type": "application/json"}, {"error": "no such scenario"})
             return
+        unfaithful = (
+            scenario.response is not None
+            and 200 <= scenario.response.status < 300
+            and _asks_for_stream(self.path, body)
+        )
         with provider.lock:
             provider.counts[scenario.id] += 1
+            if unfaithful:
+                provider.mismatches[scenario.id] += 1
         if scenario.fault is not None:
             self._fault(scenario.fault)
         elif scenario.stream is not None:
@@ -274,6 +295,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
         self.close_connection = True
         self.connection.close()
+
+
+STREAM_PATHS = (":streamGenerateContent", "/converse-stream", "/invoke-with-response-stream")
+
+
+def _asks_for_stream(path: str, body: bytes) -> bool:
+    """The request asks for a stream: a JSON body with `"stream": true`, or a stream path."""
+    if any(marker in path for marker in STREAM_PATHS):
+        return True
+    try:
+        data = json.loads(body) if body else None
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and data.get("stream") is True
 
 
 def _encode(body: object) -> bytes:

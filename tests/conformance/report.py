@@ -101,14 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
     for r in results:
-        if r.verdict != RIGHT or r.attempts != r.expected_attempts:
+        if r.verdict != RIGHT or r.attempts != r.expected_attempts or r.stream_mismatches:
             known = r.scenario.known.get(r.sdk)
             if args.details:
                 print(r.explain() + (f"\n  known: {known}" if known else ""))
             else:
                 print(
                     f"- {r.pair_id}: {r.verdict}, got {r.got_class} ({r.rule_id or '-'})"
-                    f", want {r.scenario.want.error_class}" + (" [known]" if known else "")
+                    f", want {r.scenario.want.error_class}"
+                    + (" [stream asked, non-stream answer]" if r.stream_mismatches else "")
+                    + (" [known]" if known else "")
                 )
     return 0
 

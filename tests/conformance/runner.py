@@ -49,6 +49,9 @@ class Result:
     descriptor: Descriptor | None
     attempts: int
     expected_attempts: int
+    stream_mismatches: int = 0
+    """Requests for a stream that the scenario answered with a 2xx non-stream body: an
+    answer no real API gives, so the pair says nothing (the test fails it)."""
 
     @property
     def pair_id(self) -> str:
@@ -62,6 +65,11 @@ class Result:
             f"  got   {self.got_class} / {self.got_action} (rule {self.rule_id or '-'})",
             f"  attempts {self.attempts} (expected {self.expected_attempts})",
         ]
+        if self.stream_mismatches:
+            lines.append(
+                f"  {self.stream_mismatches} request(s) asked for a stream, and the scenario"
+                " answered with a non-stream 2xx body: not what the real API sends"
+            )
         if self.descriptor is not None:
             lines.append(f"  descriptor {descriptor_data(self.descriptor)}")
         return "\n".join(lines)
@@ -123,12 +131,13 @@ def judge(
     provider.reset_count(scenario.id)
     outcome = driver(scenario, provider.base_url(scenario))
     attempts = provider.count(scenario.id)
+    mismatches = provider.stream_mismatches(scenario.id)
     expected = 0 if scenario.fault in UNREACHED_FAULTS else 1
     d = describe(outcome, scenario)
     want = scenario.want
     if d is None:
         verdict = RIGHT if want.error_class == "Unknown" else NO_FAILURE
-        return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected)
+        return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected, mismatches)
     answer = client.classify(d)
     got = answer.class_name
     if got == want.error_class:
@@ -138,5 +147,14 @@ def judge(
     else:
         verdict = WRONG
     return Result(
-        sdk, scenario, verdict, got, answer.action.id, answer.rule_id, d, attempts, expected
+        sdk,
+        scenario,
+        verdict,
+        got,
+        answer.action.id,
+        answer.rule_id,
+        d,
+        attempts,
+        expected,
+        mismatches,
     )

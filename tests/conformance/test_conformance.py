@@ -2,7 +2,9 @@
 
 Each pair makes one real call with the real SDK against the fake provider, describes the
 exception with our helper, classifies it over gRPC with the bundled rules, and checks the
-answer against the scenario's `want` and that exactly one attempt reached the server.
+answer against the scenario's `want`, that exactly one attempt reached the server, and
+that the fake provider could answer it as the real API would (no request for a stream
+answered with a scenario's non-stream 2xx body).
 A pair the scenario file lists under `known` (with the reason) is a strict xfail.
 """
 
@@ -40,4 +42,5 @@ def test_pair(
 ) -> None:
     result = judge(sdk, scenarios[scenario_id], DRIVERS[sdk], fake_provider, classifier_client)
     assert result.attempts == result.expected_attempts, result.explain()
+    assert result.stream_mismatches == 0, result.explain()
     assert result.verdict == RIGHT, result.explain()

@@ -48,6 +48,7 @@ SCENARIOS = {
             "ok", response=Response(418, {"x-request-id": "req_1"}, {"error": {"code": "teapot"}})
         ),
         scenario("events", stream=Stream((Event({"a": 1}), Event({"b": 2}, event="error")))),
+        scenario("done", response=Response(200, {}, {"choices": [{"finish_reason": "stop"}]})),
         scenario("reset", fault="reset"),
         scenario("refuse", fault="refuse"),
         scenario("slow", fault="connect_timeout"),
@@ -81,6 +82,32 @@ def test_streams_send_sse_events() -> None:
         status, headers, body = get(p.base_url(SCENARIOS["events"]))
     assert (status, headers["content-type"]) == (200, "text/event-stream; charset=utf-8")
     assert body == b'data: {"a": 1}\n\nevent: error\ndata: {"b": 2}\n\n'
+
+
+def post(url: str, body: object) -> int:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=2) as r:
+        r.read()
+        return int(r.status)
+
+
+def test_a_stream_request_answered_with_a_json_body_is_flagged() -> None:
+    """A 2xx non-stream scenario cannot answer a request for a stream as the real API would."""
+    with serving(SCENARIOS) as p:
+        done, ok = p.base_url(SCENARIOS["done"]), p.base_url(SCENARIOS["ok"])
+        assert post(done + "/v1/chat/completions", {"stream": False}) == 200
+        assert p.stream_mismatches("done") == 0
+        assert post(done + "/v1/chat/completions", {"stream": True}) == 200
+        get(done + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+        assert p.stream_mismatches("done") == 2
+        # an error status is JSON for a streaming request too, as the real APIs answer
+        with pytest.raises(urllib.error.HTTPError):
+            post(ok + "/v1/chat/completions", {"stream": True})
+        assert p.stream_mismatches("ok") == 0
+        p.reset_count("done")
+        assert p.stream_mismatches("done") == 0
 
 
 def test_transport_faults() -> None:

@@ -6,11 +6,15 @@ read timeouts. The operation is the scenario's `request.operation` (default `con
 `converse_stream` when the scenario streams); a stream is read to its end, so an
 exception event raises botocore's EventStreamError. A Converse call that returns normally
 (stopReason guardrail_intervened) returns the response dict for the finish-reason helper.
+A stream (or InvokeModel's body) is closed once read, as a runtime closes it: an exception
+event raises mid-iteration, and an EventStream left open keeps its connection's socket
+until the garbage collector finds it (a ResourceWarning at some later test).
 """
 
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from typing import Any
 
 import boto3
@@ -51,7 +55,8 @@ def call(client: Any, scenario: Scenario) -> Any:
         return client.converse(modelId=model, messages=MESSAGES)
     if op == "converse_stream":
         response = client.converse_stream(modelId=model, messages=MESSAGES)
-        return {**response, "stream": list(response["stream"])}
+        with closing(response["stream"]) as stream:
+            return {**response, "stream": list(stream)}
     body = json.dumps(
         {
             "anthropic_version": "bedrock-2023-05-31",
@@ -61,10 +66,12 @@ def call(client: Any, scenario: Scenario) -> Any:
     )
     if op == "invoke_model":
         response = client.invoke_model(modelId=model, body=body)
-        return {**response, "body": response["body"].read()}
+        with closing(response["body"]) as payload:
+            return {**response, "body": payload.read()}
     if op == "invoke_model_with_response_stream":
         response = client.invoke_model_with_response_stream(modelId=model, body=body)
-        return {**response, "body": list(response["body"])}
+        with closing(response["body"]) as events:
+            return {**response, "body": list(events)}
     raise ValueError(f"unknown bedrock operation {op!r}")
 
 

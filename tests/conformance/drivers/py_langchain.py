@@ -1,12 +1,15 @@
 """langchain-openai (ChatOpenAI, AzureChatOpenAI) and langchain-anthropic (ChatAnthropic).
 
 `max_retries=0` and the suite's short timeout; `.invoke` for a response, `.stream` read
-to its end for a stream. Both packages re-raise the SDK's error as a subclass of the SDK
+to its end (its chunks added up into one message) for a stream. A message that returned
+normally is described by `descriptor_from_response`, which reads its `response_metadata`. Both packages re-raise the SDK's error as a subclass of the SDK
 class and of langchain-core's ModelError (OpenAIRateLimitError, AnthropicContextOverflowError).
 """
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
 from typing import Any
 
 from langchain_anthropic import ChatAnthropic
@@ -26,8 +29,15 @@ PROMPT = "Say hello."
 
 
 def run(model: Any, scenario: Scenario) -> Any:
+    """The message a runtime ends up with: `invoke`'s AIMessage, or a stream's chunks added up.
+
+    Adding `AIMessageChunk`s merges their `response_metadata`, so the last chunk's
+    `finish_reason` / `stop_reason` is in the whole message, where
+    `descriptor_from_response` reads it.
+    """
     if scenario.stream is not None:
-        return list(model.stream(PROMPT))
+        chunks = list(model.stream(PROMPT))
+        return reduce(operator.add, chunks) if chunks else chunks
     return model.invoke(PROMPT)
 
 

@@ -3,7 +3,9 @@
 Tracing is disabled before anything runs (it would export spans to OpenAI's API), the
 client has retries off and the suite's timeout, so one request reaches the fake provider.
 The SDK lets the openai error through unwrapped (openai.RateLimitError, ...). A stream
-scenario runs `Runner.run_streamed` and reads every event.
+scenario runs `Runner.run_streamed` and reads every event. A run that returns normally
+gives its `RunResult` / `RunResultStreaming`, which `descriptor_from_response` reads
+through `raw_responses`, as a runtime would.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ async def run(scenario: Scenario, base: str) -> Any:
     agent = Agent(name="conformance", model=model)
     if scenario.stream is not None:
         result = Runner.run_streamed(agent, PROMPT, max_turns=1)
-        return [event async for event in result.stream_events()]
+        async for _ in result.stream_events():
+            pass
+        return result
     return await Runner.run(agent, PROMPT, max_turns=1)
 
 

@@ -3,7 +3,10 @@
 Each model is given an SDK client built with retries off and the suite's timeout, so
 pydantic-ai makes one request and re-raises the SDK error as its own ModelHTTPError
 categories (ModelRateLimitError, ModelContextWindowExceededError, ...) with the SDK error
-as `__cause__`. A stream scenario runs `run_stream` and reads the text to its end.
+as `__cause__`. A stream scenario runs `run_stream` and reads the text to its end. A run
+that returns normally gives its `AgentRunResult` / `StreamedRunResult`, whose last
+`ModelResponse` keeps the finish reason (`descriptor_from_response` reads it there), as a
+runtime would.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import anthropic
 import openai
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
 from pydantic_ai.models.bedrock import BedrockConverseModel
 from pydantic_ai.models.google import GoogleModel
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -34,6 +37,11 @@ from tests.conformance.drivers import TIMEOUT_S, Outcome, driver, py_boto3, py_g
 from tests.conformance.loader import Scenario
 
 PROMPT = "Say hello."
+MAX_TOKENS = 64
+"""As the other drivers ask: without it, AnthropicModel streams a plain `run` behind the
+scenes (the model's default max_tokens is above its non-streaming limit and the client
+has a custom timeout), and a non-stream scenario's JSON answer to a streaming request is
+not what the real API sends (the fake provider flags that; see `stream_mismatches`)."""
 
 
 def model_for(scenario: Scenario, base: str) -> Model:
@@ -55,7 +63,11 @@ def model_for(scenario: Scenario, base: str) -> Model:
         ac = anthropic.AsyncAnthropic(
             base_url=base, api_key="sk-ant-test", max_retries=0, timeout=TIMEOUT_S
         )
-        return AnthropicModel(ANTHROPIC_MODEL, provider=AnthropicProvider(anthropic_client=ac))
+        return AnthropicModel(
+            ANTHROPIC_MODEL,
+            provider=AnthropicProvider(anthropic_client=ac),
+            settings=AnthropicModelSettings(max_tokens=MAX_TOKENS),
+        )
     if scenario.api == "gemini":
         gc = py_google_genai.client_for(base)
         return GoogleModel(py_google_genai.GEMINI_MODEL, provider=GoogleProvider(client=gc))
@@ -71,7 +83,9 @@ async def run(scenario: Scenario, base: str) -> Any:
     agent = Agent(model_for(scenario, base))
     if scenario.stream is not None:
         async with agent.run_stream(PROMPT) as result:
-            return [text async for text in result.stream_text()]
+            async for _ in result.stream_text():
+                pass
+            return result
     return await agent.run(PROMPT)
 
 
