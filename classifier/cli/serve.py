@@ -16,6 +16,12 @@ from classifier.server.app import (
     DEFAULT_THREADS,
 )
 from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
+from classifier.server.lanes import (
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_STREAM_IDLE_SECONDS,
+    DEFAULT_STREAM_MAX_AGE_SECONDS,
+)
 from classifier.server.runtime import load_rulesets
 from classifier.server.shadow import DEFAULT_EXAMPLES
 from classifier.server.workers import check_workers, serve_workers
@@ -37,7 +43,8 @@ def add_parser(sub: Any) -> None:
         "--threads",
         type=int,
         default=DEFAULT_THREADS,
-        help=f"worker threads; each open stream holds one (default: {DEFAULT_THREADS})",
+        help="worker threads for unary calls; streams, health checks and reflection have "
+        f"threads of their own (default: {DEFAULT_THREADS})",
     )
     p.add_argument(
         "--workers",
@@ -139,8 +146,41 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=DEFAULT_MAX_CONCURRENT_RPCS,
         metavar="N",
-        help="calls served or queued at once, open streams included; 0 for no limit "
+        help="unary calls served or queued at once (streams are bounded by --max-streams); "
+        "0 for no limit "
         f"(default: {DEFAULT_MAX_CONCURRENT_RPCS})",
+    )
+    edge.add_argument(
+        "--max-streams",
+        type=int,
+        default=DEFAULT_MAX_STREAMS,
+        metavar="N",
+        help="ClassifyStream calls open at once; each holds a thread of its own, never a "
+        f"--threads worker (default: {DEFAULT_MAX_STREAMS})",
+    )
+    edge.add_argument(
+        "--max-streams-per-connection",
+        type=int,
+        default=DEFAULT_MAX_STREAMS_PER_CONNECTION,
+        metavar="N",
+        help="calls open at once on one connection, the HTTP/2 SETTINGS limit "
+        f"(default: {DEFAULT_MAX_STREAMS_PER_CONNECTION})",
+    )
+    edge.add_argument(
+        "--stream-idle-timeout",
+        type=float,
+        default=DEFAULT_STREAM_IDLE_SECONDS,
+        metavar="SECONDS",
+        help="close a stream that sends no message for this long, DEADLINE_EXCEEDED; 0 never "
+        f"(default: {DEFAULT_STREAM_IDLE_SECONDS:g})",
+    )
+    edge.add_argument(
+        "--stream-max-age",
+        type=float,
+        default=DEFAULT_STREAM_MAX_AGE_SECONDS,
+        metavar="SECONDS",
+        help="close a stream open this long, DEADLINE_EXCEEDED; 0 never "
+        f"(default: {DEFAULT_STREAM_MAX_AGE_SECONDS:g})",
     )
     edge.add_argument(
         "--max-connection-age",
@@ -184,6 +224,10 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
             max_request_bytes=args.max_request_bytes,
             max_concurrent_rpcs=args.max_concurrent_rpcs or None,
             max_connection_age=args.max_connection_age or None,
+            max_streams=args.max_streams,
+            max_streams_per_connection=args.max_streams_per_connection,
+            stream_idle_timeout=args.stream_idle_timeout or None,
+            stream_max_age=args.stream_max_age or None,
         ),
     )
 

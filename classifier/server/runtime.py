@@ -158,7 +158,7 @@ class App:
                 AdminServer(
                     config.metrics_address,
                     self.metrics.registry,
-                    ready=lambda: self.server.ready,
+                    ready=self.server.can_answer,
                     reload=self.reload if config.reload_endpoint else None,
                 )
                 if config.metrics_address

@@ -151,18 +151,51 @@ def test_a_long_message_is_classified_on_its_prefix(
 def test_too_many_concurrent_calls_are_resource_exhausted(
     serving_rules: Path, start_app: StartApp
 ) -> None:
-    """Past --max-concurrent-rpcs (open streams count) a call is refused, not queued for ever."""
+    """Past --max-concurrent-rpcs a unary call is refused, not queued for ever; past
+    --max-streams a stream is refused; neither limit takes the other's capacity."""
     running = start_app(
-        serving_rules, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
+        serving_rules,
+        watch=False,
+        threads=1,
+        limits=ServerLimits(max_concurrent_rpcs=1, max_streams=2),
     )
     held = [_held_stream(running.stub) for _ in range(2)]
-    err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
-    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with pytest.raises(grpc.RpcError) as info:
+        next(running.stub.ClassifyStream(iter([pb.ClassifyRequest(descriptor=OK)]), timeout=10))
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "--max-streams (2)" in str(info.value.details())
+    # the streams hold none of the unary lane
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    release = _occupy(running.app.server.lanes.unary)
+    try:
+        err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "--max-concurrent-rpcs (1)" in str(err.details())
+    finally:
+        release.set()
     for stream, gate in held:
         gate.set()
         assert list(stream) == []
     wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    assert running.metric("errorclass_refused_total", rpc="Classify", reason="unary_full") == 1
+    assert running.metric("errorclass_refused_total", rpc="ClassifyStream", reason="stream_full") == 1
+    assert running.metric("errorclass_rpcs_total", rpc="Classify", code="RESOURCE_EXHAUSTED") == 1
+
+
+def _occupy(lane: Any) -> threading.Event:
+    """Hold every thread of a lane (as slow calls would) until the event is set."""
+    release = threading.Event()
+    started = threading.Barrier(lane._max_workers + 1)
+
+    def hold() -> None:
+        started.wait(10)
+        release.wait(10)
+
+    for _ in range(lane._max_workers):
+        lane.submit(hold)
+    started.wait(10)
+    return release
 
 
 def test_a_batch_stops_when_its_deadline_passes(
@@ -192,14 +225,14 @@ def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(
 ) -> None:
     """With every worker busy, a call that waits past its deadline is dropped unanswered."""
     running = start_app(serving_rules, watch=False, threads=1)
-    stream, gate = _held_stream(running.stub)
-    future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
-    with pytest.raises(grpc.RpcError) as info:
-        future.result()
-    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    gate.set()
-    assert list(stream) == []
-    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    release = _occupy(running.app.server.lanes.unary)
+    try:
+        future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
+        with pytest.raises(grpc.RpcError) as info:
+            future.result()
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    finally:
+        release.set()
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
         "RateLimited"
     )
