@@ -115,8 +115,8 @@ class Server:
         port: int,
         health: health.HealthServicer,
         metrics: Metrics,
-        lanes: Lanes | None = None,
-        interceptor: LaneInterceptor | None = None,
+        lanes: Lanes,
+        interceptor: LaneInterceptor,
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
@@ -128,8 +128,7 @@ class Server:
 
     def start(self) -> None:
         self.grpc_server.start()
-        if self.lanes is not None:
-            self.lanes.start()
+        self.lanes.start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         self.ready = True
@@ -141,7 +140,7 @@ class Server:
 
     def can_answer(self) -> bool:
         """Whether a unary call would be taken now (serving, and its lane not full)."""
-        return self.ready and (self.lanes is None or not self.lanes.unary.full())
+        return self.ready and not self.lanes.unary.full()
 
     def stop(self, grace: float | None = DEFAULT_GRACE_SECONDS) -> None:
         """Stop taking calls; in-flight calls get `grace` seconds to finish.
@@ -153,16 +152,13 @@ class Server:
         """
         started = time.monotonic()
         self.drain()
-        if grace and self.interceptor is not None and self.lanes is not None:
+        if grace:
             self._quiet(started + grace / 2)
         left = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         self.grpc_server.stop(left).wait(None if left is None else left + 2.0)
-        if self.lanes is not None:
-            self.lanes.stop()
+        self.lanes.stop()
 
     def _quiet(self, until: float) -> None:
-        assert self.interceptor is not None
-        assert self.lanes is not None
         lanes = (self.lanes.unary, self.lanes.health)
         for _ in range(10_000):  # bounded: a step is 10 ms, and `until` comes first
             now = time.monotonic()

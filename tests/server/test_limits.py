@@ -179,7 +179,9 @@ def test_too_many_concurrent_calls_are_resource_exhausted(
     wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
     assert running.metric("errorclass_refused_total", rpc="Classify", reason="unary_full") == 1
-    assert running.metric("errorclass_refused_total", rpc="ClassifyStream", reason="stream_full") == 1
+    assert (
+        running.metric("errorclass_refused_total", rpc="ClassifyStream", reason="stream_full") == 1
+    )
     assert running.metric("errorclass_rpcs_total", rpc="Classify", code="RESOURCE_EXHAUSTED") == 1
 
 
