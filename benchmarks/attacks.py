@@ -73,7 +73,7 @@ def probe(address: str, calls: int = 200, timeout: float = 2.0, seconds: float =
     out = Latency()
     with channel(address) as ch:
         stub = pb_grpc.ErrorClassifierStub(ch)
-        health = health_pb2_grpc.HealthStub(ch)
+        health: Any = health_pb2_grpc.HealthStub(ch)
         grpc.channel_ready_future(ch).result(timeout=10)
         stub.Classify(PROBE, timeout=5)  # warm
         until = time.monotonic() + seconds
@@ -113,7 +113,7 @@ class IdleStreams:
         self.answers = 0
         self._readers: list[threading.Thread] = []
         for i in range(count):
-            multi = self.channels[i % connections].stream_stream(method)
+            multi: Any = self.channels[i % connections].stream_stream(method)
             call = multi(self._requests(first, first_bytes))
             self.calls.append(call)
             reader = threading.Thread(target=self._read, args=(call,), daemon=True)
@@ -239,8 +239,10 @@ def serve(
     extra = ["--metrics-addr", f"127.0.0.1:{free_port()}"] if metrics else []
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "classifier", "serve", "--rules", rules, "--no-watch"]
-            + ["--addr", f"127.0.0.1:{port}", *extra, *args],
+            [
+                *(sys.executable, "-m", "classifier", "serve", "--rules", rules, "--no-watch"),
+                *("--addr", f"127.0.0.1:{port}", *extra, *args),
+            ],
             cwd=source,
             stdout=subprocess.DEVNULL,
             stderr=err,

@@ -14,22 +14,18 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from benchmarks.attacks import (
-    PROBE,
     REFLECTION_METHOD,
     IdleStreams,
     InFlight,
     Served,
-    channel,
     closed_within,
     probe,
     serve,
     silent_connections,
 )
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT
 
 SLOWER = 4.0
