@@ -15,7 +15,7 @@ from classifier.server.app import (
     DEFAULT_MAX_CONCURRENT_RPCS,
     DEFAULT_THREADS,
 )
-from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
+from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DEFAULT_QUEUE_BYTES
 from classifier.server.lanes import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
@@ -125,6 +125,23 @@ def add_parser(sub: Any) -> None:
         help=f"rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl (default: {DEFAULT_BACKUPS})",
     )
 
+    observe.add_argument(
+        "--decision-log-queue-bytes",
+        type=int,
+        default=DEFAULT_QUEUE_BYTES,
+        metavar="N",
+        help="bytes of lines waiting for a slow disk; past it lines are dropped and counted "
+        f"(default: {DEFAULT_QUEUE_BYTES})",
+    )
+    observe.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        metavar="NAME=RE2",
+        help="also mask matches of this RE2 pattern in what is written (decision log, shadow "
+        "examples), after the built-in masks; repeatable",
+    )
+
     edge = p.add_argument_group("TLS and limits")
     edge.add_argument("--tls-cert", type=Path, metavar="PEM", help="server certificate chain")
     edge.add_argument("--tls-key", type=Path, metavar="PEM", help="server private key")
@@ -218,6 +235,8 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         decision_log_unknown_only=args.decision_log_unknown_only,
         decision_log_max_bytes=args.decision_log_max_bytes,
         decision_log_backups=args.decision_log_backups,
+        decision_log_queue_bytes=args.decision_log_queue_bytes,
+        redact_patterns=tuple(args.redact_pattern),
         shadow_examples=args.shadow_examples,
         tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
         limits=ServerLimits(
@@ -248,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError is a ValueError
         print(f"classifier: cannot serve: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -26,10 +26,16 @@ from classifier.server.app import (
     ServerLimits,
     create_server,
 )
-from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
+from classifier.server.decisions import (
+    DEFAULT_BACKUPS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_QUEUE_BYTES,
+    DecisionLog,
+)
 from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.log import log
 from classifier.server.metrics import Metrics
+from classifier.server.redact import Redactor
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -61,6 +67,9 @@ class ServeConfig:
     decision_log_unknown_only: bool = False
     decision_log_max_bytes: int = DEFAULT_MAX_BYTES
     decision_log_backups: int = DEFAULT_BACKUPS
+    decision_log_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    redact_patterns: tuple[str, ...] = ()
+    """The installation's own masks, `NAME=RE2` (see classifier.server.redact)."""
     shadow_examples: int = DEFAULT_EXAMPLES
     tls: TlsFiles | None = None
     limits: ServerLimits = field(default_factory=ServerLimits)
@@ -106,6 +115,7 @@ class App:
         loaded = load_rulesets(config) if rulesets is None else rulesets
         holders = {role: RulesetHolder(loaded[role]) for role in config.folders()}
         self.metrics = Metrics()
+        self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
         self.candidate = holders.get("candidate")
         self.decisions = (
@@ -115,6 +125,8 @@ class App:
                 unknown_only=config.decision_log_unknown_only,
                 max_bytes=config.decision_log_max_bytes,
                 backups=config.decision_log_backups,
+                queue_bytes=config.decision_log_queue_bytes,
+                redactor=self.redactor,
             )
             if config.decision_log
             else None
@@ -129,7 +141,14 @@ class App:
     def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
         observers: list[Observer] = []
         if self.candidate is not None:
-            observers.append(Shadow(self.candidate, self.metrics, examples=config.shadow_examples))
+            observers.append(
+                Shadow(
+                    self.candidate,
+                    self.metrics,
+                    examples=config.shadow_examples,
+                    redactor=self.redactor,
+                )
+            )
         if self.decisions is not None:
             observers.append(self.decisions)
         self.server: Server = create_server(
