@@ -23,7 +23,7 @@ can cost is bounded whatever the disk does:
   `errorclass_decision_log_failing` to 1 and drops its lines; the writer tries
   again every RETRY_SECONDS, reopening the file, and when a write succeeds it logs
   `decision_log_recovered` and the gauge goes back to 0;
-- `close` waits at most `close_timeout` seconds for the writer; a writer stuck in
+- `close` waits at most `close_timeout` seconds (1) for the writer; a writer stuck in
   the kernel (a hung disk) is left behind, so a shutdown never waits on the disk.
 
 The file rotates at `max_bytes` (d.jsonl, then d.1.jsonl ... d.N.jsonl, the
@@ -62,7 +62,7 @@ BATCH_LINES = 256
 CHUNK_BYTES = 256 * 1024
 ERROR_LOG_SECONDS = 60.0
 RETRY_SECONDS = 1.0
-CLOSE_SECONDS = 2.0
+CLOSE_SECONDS = 1.0
 
 
 def answer_dict(c: Classification) -> dict[str, Any]:

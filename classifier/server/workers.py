@@ -32,6 +32,7 @@ import time
 from multiprocessing.connection import wait
 from types import FrameType
 
+from classifier._signals import remember as remember_signal
 from classifier.server.log import log
 from classifier.server.runtime import Rulesets, ServeConfig, load_rulesets, serve
 
@@ -115,9 +116,11 @@ def _status(exitcode: int | None) -> int:
 
 
 def _worker(config: ServeConfig, rulesets: Rulesets) -> None:
-    # A fresh start for signals: the parent's handlers must not run in a worker.
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    # A fresh start for signals: the parent's handlers must not run in a worker; a
+    # SIGHUP before the worker serves is remembered (and reloads once it does).
+    for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, remember_signal)
     threading.Thread(
         target=_follow_parent, args=(os.getppid(),), name="follow-parent", daemon=True
     ).start()
