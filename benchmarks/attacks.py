@@ -297,3 +297,81 @@ class InFlight:
         self._stop.set()
         for t in self._threads:
             t.join(timeout=30)
+
+
+def large_descriptor(tag: str = "") -> pb.ClassifyRequest:
+    """The largest descriptor the limits allow, near enough: 32 causes and 64 attributes,
+    each with 4,096 characters of text (about 400 KB on the wire)."""
+    text = ("x" * 4090 + tag)[:4096]
+    return pb.ClassifyRequest(
+        descriptor=pb.ExceptionDescriptor(
+            type="com.example.Huge",
+            message=text,
+            causes=[pb.Cause(type=f"c.C{i}", message=text) for i in range(32)],
+            attributes={f"k{i}": text for i in range(64)},
+        )
+    )
+
+
+def send(address: str, request: pb.ClassifyRequest, calls: int, clients: int = 4) -> list[str]:
+    """`calls` Classify calls of `request` from `clients` threads; the failures' codes."""
+    failures: list[str] = []
+    per = max(1, calls // clients)
+
+    def run() -> None:
+        with channel(address) as ch:
+            stub = pb_grpc.ErrorClassifierStub(ch)
+            for _ in range(per):
+                try:
+                    stub.Classify(request, timeout=10)
+                except grpc.RpcError as err:
+                    failures.append(err.code().name)
+
+    threads = [threading.Thread(target=run) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return failures
+
+
+SECRETS = {
+    "openai": "sk-proj-Abc123def456GHI789jkl012MNO345",
+    "anthropic": "sk-ant-api03-AbCdEf123456_GhIjKl789012-xyz",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "aws_session": "ASIAY34FZKBOKMUTVV7A",
+    "google": "AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe",
+    "github": "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "github_pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuv",
+    "bearer": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig123",
+    "basic": "dXNlcjpwYXNzd29yZDEyMw==",
+    "email": "alice.smith@example.com",
+    "hex": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+}
+
+
+def secret_request() -> pb.ClassifyRequest:
+    """A descriptor whose message, cause, code and attributes carry every built-in secret."""
+    s = SECRETS
+    return pb.ClassifyRequest(
+        descriptor=pb.ExceptionDescriptor(
+            type="openai.AuthenticationError",
+            supertypes=["openai.APIStatusError"],
+            http_status=401,
+            origin=pb.ORIGIN_PROVIDER,
+            message=f"Incorrect API key provided: {s['openai']}. Contact {s['email']}",
+            causes=[
+                pb.Cause(
+                    type="httpx.HTTPStatusError",
+                    message=f"Authorization: Bearer {s['bearer']} (basic: Basic {s['basic']})",
+                )
+            ],
+            attributes={
+                "anthropic": f"key={s['anthropic']}",
+                "aws": f"{s['aws']} {s['aws_session']}",
+                "google": s["google"],
+                "github": f"{s['github']} and {s['github_pat']}",
+                "digest": s["hex"],
+            },
+        )
+    )

@@ -9,7 +9,11 @@ prints the precise figures; `pytest -s` prints these runs' too.
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,16 +21,24 @@ from pathlib import Path
 import pytest
 
 from benchmarks.attacks import (
+    PROBE,
     REFLECTION_METHOD,
+    SECRETS,
     IdleStreams,
     InFlight,
     Served,
+    channel,
     closed_within,
+    free_port,
+    large_descriptor,
     probe,
+    secret_request,
+    send,
     serve,
     silent_connections,
 )
-from tests.support import ROOT
+from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from tests.support import ROOT, wait_for
 
 SLOWER = 4.0
 """p99 under attack may be this many times the idle figure (plus FLOOR) before a test
@@ -134,3 +146,155 @@ def test_sigterm_with_streams_open_answers_every_call_in_flight(tmp_path: Path) 
     assert len(before) > 8
     assert code == 0
     assert took < 2 + 2
+
+
+def _events(served: Served, event: str) -> list[dict[str, object]]:
+    return [e for e in served.events() if e.get("event") == event]
+
+
+def test_a_blocked_decision_log_writer_holds_at_most_its_byte_cap(tmp_path: Path) -> None:
+    """The decision log on a pipe nobody reads (a writer blocked in the kernel), 300 of the
+    largest descriptors: the process stays small, calls never fail, and SIGTERM with
+    --grace 1 exits within the grace plus 2 s although the writer never returns."""
+    fifo = tmp_path / "d.jsonl"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open, never read
+    try:
+        served = serve(ROOT, tmp_path / "serve.log", "--decision-log", str(fifo), "--grace", "1")
+        try:
+            failures = send(served.address, large_descriptor(), 300)
+            rss = served.rss_mb()
+            code, took = served.stop(timeout=20)
+        finally:
+            served.kill()
+    finally:
+        os.close(reader)
+    print(f"\nblocked writer: 300 calls of ~400 KB, RSS {rss:.0f} MB, SIGTERM exit in {took:.2f} s")
+    assert failures == []
+    assert rss < 200
+    assert code == 0
+    assert took < 1 + 2
+    assert len(_events(served, "decision_log_abandoned")) == 1
+
+
+def test_a_full_disk_logs_a_handful_of_lines_and_writing_resumes(tmp_path: Path) -> None:
+    """The decision log on /dev/full (ENOSPC on every write), then on a disk with room."""
+    path = tmp_path / "d.jsonl"
+    path.symlink_to("/dev/full")
+    served = serve(ROOT, tmp_path / "serve.log", "--decision-log", str(path))
+    try:
+        assert send(served.address, PROBE, 400) == []
+        time.sleep(1.5)
+        assert send(served.address, PROBE, 400) == []
+        errors = _events(served, "decision_log_error")
+        path.unlink()  # room again: the writer reopens the path and carries on
+        wait_for(lambda: bool(_events(served, "decision_log_recovered")), timeout=10)
+        assert send(served.address, PROBE, 20) == []
+        wait_for(lambda: path.is_file() and len(path.read_text().splitlines()) >= 20)
+    finally:
+        code, _ = served.stop()
+        served.kill()
+    stderr = served.log.read_text()
+    print(f"\nENOSPC: {len(stderr.splitlines())} stderr lines, {len(errors)} decision_log_error")
+    assert len(errors) == 1
+    assert "ENOSPC" in str(errors[0]["error"])
+    assert len(stderr.splitlines()) <= 6  # start, one error, recovered, shutdown, stopped
+    assert "Traceback" not in stderr
+    assert code == 0
+
+
+def test_a_torn_last_line_replays_every_whole_line(tmp_path: Path) -> None:
+    """A log cut mid-line (and mid UTF-8 sequence) by a full disk: diff replays the rest."""
+    whole = json.dumps({"descriptor": {"type": "com.example.Weird", "message": "é"}})
+    torn = whole.encode()[: whole.encode().index(b"\\u00e9") + 3] + b"\xc3"
+    log = tmp_path / "d.jsonl"
+    log.write_bytes((whole + "\n").encode() * 5 + torn)
+    args = [sys.executable, "-m", "classifier", "diff", "--base", "rules", "--head", "rules"]
+    out = subprocess.run([*args, str(log)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "0 of 5 descriptors" in out.stdout
+    assert "d.jsonl:6: not JSON" in out.stderr or "d.jsonl:6: not UTF-8" in out.stderr
+    strict = subprocess.run(
+        [*args, "--strict", str(log)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert strict.returncode == 2
+
+
+def test_no_built_in_secret_reaches_any_file(tmp_path: Path, serving_rules: Path) -> None:
+    """Every built-in kind of secret in a descriptor's message, cause and attributes: none
+    reaches the decision log or the shadow examples, and the lines say what was masked;
+    the answer is the one the unmasked descriptor gets."""
+    log = tmp_path / "d.jsonl"
+    served = serve(
+        ROOT,
+        tmp_path / "serve.log",
+        "--decision-log",
+        str(log),
+        "--candidate",
+        str(serving_rules),
+    )
+    try:
+        with channel(served.address) as ch:
+            answer = pb_grpc.ErrorClassifierStub(ch).Classify(secret_request(), timeout=10)
+        wait_for(lambda: "AuthenticationError" in log.read_text())
+    finally:
+        served.stop()
+        served.kill()
+    assert answer.class_name != "Unknown"
+    written = [p.read_bytes().decode(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
+    found = {name for name, secret in SECRETS.items() for text in written if secret in text}
+    assert found == set()
+    [line] = [json.loads(x) for x in log.read_text().splitlines() if "AuthenticationError" in x]
+    assert set(line["redacted"]["fields"]) >= {
+        "descriptor.message",
+        "descriptor.causes[0].message",
+        "descriptor.attributes.aws",
+    }
+    shadows = _events(served, "shadow_disagreement")
+    assert any("redacted" in e for e in shadows)
+
+
+def test_sighup_at_any_moment_never_kills_and_a_burst_reloads_once_or_twice(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "serve.log"
+    port = free_port()
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "classifier",
+                "serve",
+                "--no-watch",
+                "--addr",
+                f"127.0.0.1:{port}",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
+    served = Served(proc, f"127.0.0.1:{port}", log, None)
+    try:
+        started = time.monotonic()
+        for at in (0.08, 0.15, 0.3, 0.5, 0.8, 1.2, 1.8):
+            time.sleep(max(0.0, started + at - time.monotonic()))
+            assert proc.poll() is None, log.read_text()
+            proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: bool(_events(served, "start")), timeout=30)
+        assert probe(served.address, calls=3).failures == []
+        wait_for(lambda: bool(_events(served, "reload")), timeout=10)
+        time.sleep(0.5)
+        before = len(_events(served, "reload"))
+        for _ in range(50):
+            proc.send_signal(signal.SIGHUP)
+        time.sleep(3.0)
+        burst = len(_events(served, "reload")) - before
+        assert proc.poll() is None
+        code, _ = served.stop()
+    finally:
+        served.kill()
+    print(f"\nSIGHUP: 7 before and while starting, then 50 at once: {burst} reloads")
+    assert 1 <= burst <= 3
+    assert code == 0
