@@ -41,20 +41,40 @@ class Observer(Protocol):
     def classified(self, descriptor: Descriptor, result: Classification) -> None: ...
 
 
+MAX_VIOLATIONS_SHOWN = 20
+"""Field violations named in an INVALID_ARGUMENT's message and BadRequest detail; the rest
+are counted ("... and 180 more"), so the trailer stays far inside HTTP/2's header limits
+(a batch of 1,000 bad items once passed 16 KiB and came back RESOURCE_EXHAUSTED)."""
+MAX_DETAILS_CHARS = 4096
+
+
 def abort_invalid(context: grpc.ServicerContext, violations: list[FieldViolation]) -> NoReturn:
-    """Abort with INVALID_ARGUMENT naming each bad field, also as a google.rpc.BadRequest detail."""
+    """Abort with INVALID_ARGUMENT naming each bad field (the first MAX_VIOLATIONS_SHOWN),
+    also as a google.rpc.BadRequest detail."""
+    shown = violations[:MAX_VIOLATIONS_SHOWN]
+    more = len(violations) - len(shown)
     detail = any_pb2.Any()
-    detail.Pack(
-        error_details_pb2.BadRequest(
-            field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.message)
-                for v in violations
-            ]
+    field_violations = [
+        error_details_pb2.BadRequest.FieldViolation(
+            field=v.field[:256], description=v.message[:512]
         )
-    )
+        for v in shown
+    ]
+    if more:
+        field_violations.append(
+            error_details_pb2.BadRequest.FieldViolation(
+                field="", description=f"... and {more} more violations"
+            )
+        )
+    detail.Pack(error_details_pb2.BadRequest(field_violations=field_violations))
+    message = "; ".join(str(v) for v in shown)
+    if more:
+        message += f"; ... and {more} more"
+    if len(message) > MAX_DETAILS_CHARS:
+        message = message[:MAX_DETAILS_CHARS] + f"... ({len(violations)} violations in all)"
     status = status_pb2.Status(
         code=code_pb2.INVALID_ARGUMENT,
-        message="; ".join(str(v) for v in violations),
+        message=message,
         details=[detail],
     )
     context.abort_with_status(rpc_status.to_status(status))
@@ -95,6 +115,18 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 [
                     FieldViolation(
                         "requests", f"{count} requests exceed the batch limit of {MAX_BATCH}"
+                    )
+                ],
+            )
+        explained = sum(1 for item in request.requests if item.explain)
+        if explained > limits.MAX_EXPLAINED_PER_CALL:
+            abort_invalid(
+                context,
+                [
+                    FieldViolation(
+                        "requests",
+                        f"{explained} requests ask for explain; at most "
+                        f"{limits.MAX_EXPLAINED_PER_CALL} per call",
                     )
                 ],
             )
