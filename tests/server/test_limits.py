@@ -398,7 +398,7 @@ def test_bytes_that_are_not_a_message_are_invalid_argument(
     running: Running, data: bytes, where: str
 ) -> None:
     """Malformed bytes are INVALID_ARGUMENT naming where, never INTERNAL or UNKNOWN; counted."""
-    call = running.channel.unary_unary("/errorclass.v1.ErrorClassifier/Classify")
+    call: Any = running.channel.unary_unary("/errorclass.v1.ErrorClassifier/Classify")
     with pytest.raises(grpc.RpcError) as info:
         call(data, timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
@@ -411,13 +411,12 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
     good = pb.ClassifyRequest(descriptor=OK).SerializeToString()
     bad = b"\x0a\x05\x0a\x03\xff\xfe\xfd"
     batch = b"".join(b"\x0a" + bytes([len(x)]) + x for x in (good, good, bad))
+    call: Any = running.channel.unary_unary("/errorclass.v1.ErrorClassifier/ClassifyBatch")
     with pytest.raises(grpc.RpcError) as info:
-        running.channel.unary_unary("/errorclass.v1.ErrorClassifier/ClassifyBatch")(
-            batch, timeout=10
-        )
+        call(batch, timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert "requests[2].descriptor.type" in str(info.value.details())
-    stream = running.channel.stream_stream("/errorclass.v1.ErrorClassifier/ClassifyStream")
+    stream: Any = running.channel.stream_stream("/errorclass.v1.ErrorClassifier/ClassifyStream")
     with pytest.raises(grpc.RpcError) as info:
         list(stream(iter([good, bad]), timeout=10))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
