@@ -24,6 +24,7 @@ from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.log import log, utc_now
+from classifier.source.loader import unreadable_entries
 
 Check = Callable[[Ruleset], Sequence[Diagnostic]]
 """Findings that make a compiled ruleset unfit to serve (under `--strict`: lint warnings)."""
@@ -51,7 +52,15 @@ def render_error(diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def load_checked(path: Path, check: Check | None) -> Ruleset:
-    """Load and compile a folder; with a check, its findings are errors too."""
+    """Load and compile a folder; with a check, its findings are errors too.
+
+    Entries of the folder that cannot be read at all (dangling links, link loops,
+    FIFOs) are skipped by the loader; they are logged here, one `rules_warning` line
+    naming each, so a broken mount is seen rather than silently ignored.
+    """
+    skipped = unreadable_entries(Path(path))
+    if skipped:
+        log("rules_warning", level="warning", source=str(path), skipped=skipped)
     ruleset = load_ruleset(path)
     if check is not None and (findings := list(check(ruleset))):
         raise RulesetError(findings)
