@@ -74,8 +74,11 @@ def probe(address: str, calls: int = 200, timeout: float = 2.0, seconds: float =
     with channel(address) as ch:
         stub = pb_grpc.ErrorClassifierStub(ch)
         health: Any = health_pb2_grpc.HealthStub(ch)
-        grpc.channel_ready_future(ch).result(timeout=10)
-        stub.Classify(PROBE, timeout=5)  # warm
+        try:
+            grpc.channel_ready_future(ch).result(timeout=10)
+            stub.Classify(PROBE, timeout=5)  # warm
+        except (grpc.RpcError, grpc.FutureTimeoutError) as err:
+            out.failures.append(f"warm-up: {err!r}"[:200])
         until = time.monotonic() + seconds
         for _ in range(calls):
             if time.monotonic() > until:

@@ -8,6 +8,8 @@ servicer tells its observers (metrics, the decision log, the shadow).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
 
@@ -95,13 +97,20 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
+        self._explain_slots = threading.BoundedSemaphore(limits.EXPLAIN_AT_ONCE)
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
-        result = _classify(ruleset, descriptor, request.explain)
+        if request.explain:
+            with _explaining(self._explain_slots, context):
+                result = explain(ruleset, descriptor)
+                response = self._responses_for(ruleset).response(result, descriptor)
+            self._observe(descriptor, result)
+            return response
+        result = classify(ruleset, descriptor)
         self._observe(descriptor, result)
         return self._responses_for(ruleset).response(result, descriptor)
 
@@ -140,14 +149,16 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 violations += exc.violations
         if violations:
             abort_invalid(context, violations)
-        results: list[Classification] = []
-        for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
-            if i % DEADLINE_CHECK_EVERY == 0:
-                _give_up_when_expired(context, f"after {i} of {count} answers")
-            results.append(_classify(ruleset, descriptor, item.explain))
+        with _explaining(self._explain_slots, context) if explained else contextlib.nullcontext():
+            results: list[Classification] = []
+            for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
+                if i % DEADLINE_CHECK_EVERY == 0:
+                    _give_up_when_expired(context, f"after {i} of {count} answers")
+                results.append(_classify(ruleset, descriptor, item.explain))
+            response = self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        return self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
+        return response
 
     def ClassifyStream(
         self, request_iterator: Iterator[pb.ClassifyRequest], context: grpc.ServicerContext
@@ -155,9 +166,15 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         for i, request in enumerate(request_iterator):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
-            result = _classify(ruleset, descriptor, request.explain)
+            if request.explain:
+                with _explaining(self._explain_slots, context):
+                    result = explain(ruleset, descriptor)
+                    response = self._responses_for(ruleset).response(result, descriptor)
+            else:
+                result = classify(ruleset, descriptor)
+                response = self._responses_for(ruleset).response(result, descriptor)
             self._observe(descriptor, result)
-            yield self._responses_for(ruleset).response(result, descriptor)
+            yield response
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
@@ -179,6 +196,25 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
     def _observe(self, descriptor: Descriptor, result: Classification) -> None:
         for observer in self.observers:
             observer.classified(descriptor, result)
+
+
+EXPLAIN_BUSY = (
+    "explain is served {n} call at a time (its budget: an explanation costs about a hundred "
+    "answers) and another is being explained; retry, or ask without explain"
+)
+
+
+@contextlib.contextmanager
+def _explaining(slots: threading.Semaphore, context: grpc.ServicerContext) -> Iterator[None]:
+    """Hold one of the server's explain slots, or refuse the call at once."""
+    if not slots.acquire(blocking=False):
+        context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, EXPLAIN_BUSY.format(n=limits.EXPLAIN_AT_ONCE)
+        )
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
