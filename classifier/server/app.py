@@ -109,6 +109,8 @@ class ServerLimits:
 class Server:
     """A running classifier server and the parts an operator (or a test) needs to reach."""
 
+    service: ClassifierService | None = None
+
     def __init__(
         self,
         grpc_server: grpc.Server,
@@ -216,4 +218,6 @@ def create_server(
         raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    return Server(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor)
+    server = Server(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor)
+    server.service = service
+    return server

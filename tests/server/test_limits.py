@@ -353,7 +353,8 @@ def test_explain_is_bounded_per_call(running: Running) -> None:
     with pytest.raises(grpc.RpcError) as info:
         running.stub.ClassifyBatch(too_many, timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "17 requests ask for explain; at most 16 per call" in str(info.value.details())
+    n = limits.MAX_EXPLAINED_PER_CALL
+    assert f"{n + 1} requests ask for explain; at most {n} per call" in str(info.value.details())
     ok = running.stub.ClassifyBatch(
         pb.ClassifyBatchRequest(requests=[explained] * limits.MAX_EXPLAINED_PER_CALL), timeout=10
     )
@@ -420,3 +421,20 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
     with pytest.raises(grpc.RpcError) as info:
         list(stream(iter([good, bad]), timeout=10))
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
+    """While one call is being explained, another asking for explain is refused at once."""
+    assert running.app.server.service is not None
+    slots = running.app.server.service._explain_slots
+    assert slots.acquire(blocking=False)
+    try:
+        with pytest.raises(grpc.RpcError) as info:
+            running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "explain is served 1 call at a time" in str(info.value.details())
+        assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    finally:
+        slots.release()
+    answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+    assert answer.explanation.winner_rule_id
