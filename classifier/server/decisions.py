@@ -73,7 +73,11 @@ def answer_dict(c: Classification) -> dict[str, Any]:
 
 
 def decision_line(
-    ts: str, descriptor: Descriptor, c: Classification, redactor: Redactor | None = DEFAULT
+    ts: str,
+    descriptor: Descriptor,
+    c: Classification,
+    redactor: Redactor | None = DEFAULT,
+    metrics: Metrics | None = None,
 ) -> str:
     data = descriptor_dict(descriptor)
     record: dict[str, Any] = {"ts": ts, "ruleset_version": c.ruleset_version}
@@ -81,6 +85,9 @@ def decision_line(
         data, masked = redactor.descriptor(data)
         if masked:
             record["redacted"] = masked.as_dict()
+            if metrics is not None:
+                for name, count in masked.masks.items():
+                    metrics.redactions.labels(name).inc(count)
     record["descriptor"] = data
     record["answer"] = answer_dict(c)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
@@ -205,7 +212,7 @@ class DecisionLog:
     def _run(self) -> None:
         while (batch := self._take()) is not None:
             lines = [
-                (decision_line(utc_time(at), d, r, self.redactor) + "\n").encode("utf-8")
+                (decision_line(utc_time(at), d, r, self.redactor, self.metrics) + "\n").encode()
                 for at, d, r, _ in batch
             ]
             written, error = self._file.write(lines)

@@ -75,6 +75,8 @@ class Shadow:
         if self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest)):
             data, masked = self.redactor.descriptor(descriptor_dict(descriptor))
             extra = {"redacted": masked.as_dict()} if masked else {}
+            for name, count in masked.masks.items():
+                self.metrics.redactions.labels(name).inc(count)
             log(
                 "shadow_disagreement",
                 level="warning",
