@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -265,10 +264,6 @@ class App:
         return out
 
 
-SWITCH_INTERVAL_SECONDS = 0.001
-"""How long a thread may hold the GIL while another waits (Python's default is 5 ms).
-A call that costs milliseconds of Python (an explanation, a large batch) otherwise
-holds every other caller for 5 ms at each of the several hand-overs a call makes."""
 EXIT_SLACK_SECONDS = 1.8
 """After SIGTERM, the process is gone within --grace plus this, whatever is stuck."""
 
@@ -343,7 +338,6 @@ def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     signal.signal(signal.SIGHUP, on_reload)
     reload_wanted += take_early_signals()
     raise_fd_limit()
-    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     app = App(config, rulesets)
     app.start()
     requests = ReloadRequests(app)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
 
@@ -254,4 +255,8 @@ def _descriptor(
 
 
 def _classify(ruleset: Ruleset, descriptor: Descriptor, want_explanation: bool) -> Classification:
-    return explain(ruleset, descriptor) if want_explanation else classify(ruleset, descriptor)
+    if not want_explanation:
+        return classify(ruleset, descriptor)
+    result = explain(ruleset, descriptor)
+    time.sleep(0)  # let other callers' threads in: an explanation costs milliseconds of GIL
+    return result
