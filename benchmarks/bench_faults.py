@@ -47,7 +47,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
-PROBE_CALLS = 200
+PROBE_CALLS = 1000
 PROBE_TIMEOUT = 1.0
 PROBE_SECONDS = 15.0
 
