@@ -172,7 +172,11 @@ def test_a_worker_killed_outright_is_replaced_while_the_port_answers_throughout(
     assert kinds[2] == "start"
     failed = [o for o in outcomes if o != "ok"]
     print(f"\nkill -9 of a worker: {len(outcomes)} calls, {len(failed)} failed")
-    assert failed == []
+    # A connection the kernel had queued at the killed worker's socket is reset (Linux
+    # can hand such connections to another socket of the group: net.ipv4.tcp_migrate_req,
+    # docs/deploy.md); every other call is answered.
+    assert all("reset by peer" in o or "Connection refused" in o for o in failed), failed
+    assert len(failed) <= max(1, len(outcomes) // 100)
     assert len(outcomes) > 20
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
