@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -359,3 +360,17 @@ def test_connections_that_never_speak_are_closed(serving_rules: Path, start_app:
     print(f"\nsilent connections: {closed} of 70 closed, the last after {last:.1f} s")
     assert closed == 70
     assert last < 10.0
+
+
+def test_health_watch_still_works_on_its_lane(serving_rules: Path, start_app: StartApp) -> None:
+    """grpc.health.v1 Watch (a server stream) on the watch lane: SERVING, then held open."""
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    running = start_app(serving_rules, watch=False)
+    stub: Any = health_pb2_grpc.HealthStub(running.channel)
+    watch = stub.Watch(health_pb2.HealthCheckRequest(), timeout=1.0)
+    first = next(watch)
+    assert first.status == health_pb2.HealthCheckResponse.SERVING
+    with pytest.raises(grpc.RpcError) as info:
+        next(watch)
+    assert info.value.code() is grpc.StatusCode.DEADLINE_EXCEEDED
