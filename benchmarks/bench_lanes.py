@@ -53,9 +53,12 @@ def _median(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--baseline", type=Path, required=True, help="the checkout to compare")
+    parser.add_argument("--baseline", type=Path, help="the checkout to compare with")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.baseline is None:  # `make bench` runs every benchmark without arguments
+        print("bench_lanes: give --baseline DIR (a checkout to compare with); nothing measured")
+        return 0
     sources = {"this": ROOT, "baseline": args.baseline.resolve()}
     figures: dict[str, dict[str, list[float]]] = {name: {} for name in sources}
     with tempfile.TemporaryDirectory(prefix="bench-lanes-") as tmp:
