@@ -7,6 +7,7 @@ signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
 
 from __future__ import annotations
 
+import gc
 import os
 import resource
 import signal
@@ -339,6 +340,7 @@ def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     reload_wanted += take_early_signals()
     raise_fd_limit()
     app = App(config, rulesets)
+    gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
     app.start()
     requests = ReloadRequests(app)
     requests.start()
