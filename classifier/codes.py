@@ -50,6 +50,7 @@ class Code(StrEnum):
     unknown_rule = "unknown_rule"
     file_too_large = "file_too_large"
     too_many_files = "too_many_files"
+    ruleset_too_large = "ruleset_too_large"
     unreadable_file = "unreadable_file"
     invalid_descriptor = "invalid_descriptor"
     duplicate_case_note = "duplicate_case_note"
@@ -116,7 +117,7 @@ def _rules(code: str, family: Family, summary: str, heading: str = "") -> CodeIn
 
 
 _FOLDER = "missing_manifest-missing_catalog-ruleset_not_found"
-_LIMITS = "file_too_large-too_many_files-unreadable_file"
+_LIMITS = "file_too_large-too_many_files-ruleset_too_large-unreadable_file"
 _CASES = "testing.md#case-files"
 
 REGISTRY: dict[Code, CodeInfo] = {
@@ -184,6 +185,9 @@ REGISTRY: dict[Code, CodeInfo] = {
     ),
     Code.file_too_large: _rules("file_too_large", Family.folder, "a file past 4 MiB", _LIMITS),
     Code.too_many_files: _rules("too_many_files", Family.folder, "past 2,000 files", _LIMITS),
+    Code.ruleset_too_large: _rules(
+        "ruleset_too_large", Family.folder, "past 16 MiB or 10,000 rules in all", _LIMITS
+    ),
     Code.unreadable_file: _rules(
         "unreadable_file", Family.folder, "a file that is not UTF-8 text", _LIMITS
     ),

@@ -23,3 +23,16 @@ MAX_BATCH = 1000
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """Default largest request message the server reads (`serve --max-request-bytes`);
 gRPC itself answers a larger one with RESOURCE_EXHAUSTED naming both sizes."""
+
+MAX_EXPLAINED_PER_CALL = 4
+"""Descriptors of one ClassifyBatch that may ask for `explain`; more is INVALID_ARGUMENT
+naming `requests` (an explanation costs about a hundred times an answer)."""
+EXPLAIN_AT_ONCE = 1
+"""Calls (or stream messages) the server explains at once; another that asks for explain
+meanwhile is RESOURCE_EXHAUSTED at once: explaining costs a hundred times an answer, and
+this bounds the share of the server explain floods can take from other callers."""
+MAX_EXPLANATION_CHARS = 16 * 1024
+"""Characters of an explanation's text over gRPC; a longer one is cut, saying so."""
+MAX_EXPLAINED_TEXT_CHARS = 256
+"""Characters of each message, attribute value and observed value an explanation over
+gRPC shows (the descriptor was classified on its first MAX_MESSAGE_CHARS)."""

@@ -26,6 +26,7 @@ PROSE_ONLY = {
     "ruleset_not_found": "about the folder, not a file",
     "file_too_large": "a limit",
     "too_many_files": "a limit",
+    "ruleset_too_large": "a limit",
     "unreadable_file": "a limit",
 }
 _BLOCK = re.compile(r"```yaml\n(# (bad|fix)(?:: (\S+))?( \(added to the catalog\))?\n.*?)```", re.S)

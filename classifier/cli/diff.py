@@ -1,4 +1,13 @@
-"""`classifier diff`: what a rule change reclassifies, replayed over a corpus."""
+"""`classifier diff`: what a rule change reclassifies, replayed over a corpus.
+
+Exit status: 0 when the comparison ran (changes are information, not
+failure); 1 when --require-version-bump is given, something changed, and
+the ruleset version did not; 2 when it could not run: a ruleset is invalid
+or cannot be found, a case file has a bad case, or the corpus is empty.
+A JSON Lines line that does not read (a torn last line, not UTF-8, not JSON,
+not a descriptor) is skipped and named as `file:line: reason`, and the rest
+replays; with --strict it is fatal too (exit 2).
+"""
 
 from __future__ import annotations
 
@@ -58,6 +67,11 @@ def add_parser(sub: Any) -> None:
         "the counts still cover every one",
     )
     p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a JSON Lines line that does not read fails the run (default: skipped and named)",
+    )
+    p.add_argument(
         "corpus",
         nargs="+",
         metavar="CORPUS",
@@ -69,7 +83,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         corpus = read_corpus(args.corpus)
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         print(f"classifier diff: {exc}", file=sys.stderr)
         return EXIT_INVALID
     with tempfile.TemporaryDirectory(prefix="classifier-diff-") as tmp:
@@ -98,8 +112,18 @@ def run(args: argparse.Namespace) -> int:
     print(RENDERERS[args.format](result))
     for error in corpus.errors:
         print(error, file=sys.stderr)
+    for skipped in corpus.skipped:
+        print(skipped, file=sys.stderr)
+    if corpus.skipped:
+        print(
+            f"classifier diff: {len(corpus.skipped)} corpus lines "
+            f"{'refused (--strict)' if args.strict else 'skipped'}",
+            file=sys.stderr,
+        )
     if corpus.errors:
         print(f"classifier diff: {len(corpus.errors)} bad corpus entries", file=sys.stderr)
+        return EXIT_INVALID
+    if corpus.skipped and args.strict:
         return EXIT_INVALID
     if result.total == 0:
         print("classifier diff: the corpus is empty: nothing was compared", file=sys.stderr)

@@ -16,7 +16,13 @@ from classifier.server.app import (
     DEFAULT_MAX_CONCURRENT_RPCS,
     DEFAULT_THREADS,
 )
-from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES
+from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DEFAULT_QUEUE_BYTES
+from classifier.server.lanes import (
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_STREAM_IDLE_SECONDS,
+    DEFAULT_STREAM_MAX_AGE_SECONDS,
+)
 from classifier.server.runtime import load_rulesets
 from classifier.server.shadow import DEFAULT_EXAMPLES
 from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
@@ -47,7 +53,8 @@ def add_parser(sub: Any) -> None:
         "--threads",
         type=int,
         default=DEFAULT_THREADS,
-        help=f"worker threads; each open stream holds one (default: {DEFAULT_THREADS})",
+        help="worker threads for unary calls; streams, health checks and reflection have "
+        f"threads of their own (default: {DEFAULT_THREADS})",
     )
     p.add_argument(
         "--workers",
@@ -136,6 +143,22 @@ def add_parser(sub: Any) -> None:
         help="keep the newest redacted Unknown per failure in at most N bytes, served as "
         f"GET /-/unknowns on --metrics-addr; 0 turns it off (default: {DEFAULT_SAMPLE_BYTES})",
     )
+    observe.add_argument(
+        "--decision-log-queue-bytes",
+        type=int,
+        default=DEFAULT_QUEUE_BYTES,
+        metavar="N",
+        help="bytes of lines waiting for a slow disk; past it lines are dropped and counted "
+        f"(default: {DEFAULT_QUEUE_BYTES})",
+    )
+    observe.add_argument(
+        "--redact-pattern",
+        action="append",
+        default=[],
+        metavar="NAME=RE2",
+        help="also mask matches of this RE2 pattern in what is written (decision log, shadow "
+        "examples), after the built-in masks; repeatable",
+    )
 
     edge = p.add_argument_group("TLS and limits")
     edge.add_argument("--tls-cert", type=Path, metavar="PEM", help="server certificate chain")
@@ -158,8 +181,41 @@ def add_parser(sub: Any) -> None:
         type=int,
         default=DEFAULT_MAX_CONCURRENT_RPCS,
         metavar="N",
-        help="calls served or queued at once, open streams included; 0 for no limit "
+        help="unary calls served or queued at once (streams are bounded by --max-streams); "
+        "0 for no limit "
         f"(default: {DEFAULT_MAX_CONCURRENT_RPCS})",
+    )
+    edge.add_argument(
+        "--max-streams",
+        type=int,
+        default=DEFAULT_MAX_STREAMS,
+        metavar="N",
+        help="ClassifyStream calls open at once; each holds a thread of its own, never a "
+        f"--threads worker (default: {DEFAULT_MAX_STREAMS})",
+    )
+    edge.add_argument(
+        "--max-streams-per-connection",
+        type=int,
+        default=DEFAULT_MAX_STREAMS_PER_CONNECTION,
+        metavar="N",
+        help="calls open at once on one connection, the HTTP/2 SETTINGS limit "
+        f"(default: {DEFAULT_MAX_STREAMS_PER_CONNECTION})",
+    )
+    edge.add_argument(
+        "--stream-idle-timeout",
+        type=float,
+        default=DEFAULT_STREAM_IDLE_SECONDS,
+        metavar="SECONDS",
+        help="close a stream that sends no message for this long, DEADLINE_EXCEEDED; 0 never "
+        f"(default: {DEFAULT_STREAM_IDLE_SECONDS:g})",
+    )
+    edge.add_argument(
+        "--stream-max-age",
+        type=float,
+        default=DEFAULT_STREAM_MAX_AGE_SECONDS,
+        metavar="SECONDS",
+        help="close a stream open this long, DEADLINE_EXCEEDED; 0 never "
+        f"(default: {DEFAULT_STREAM_MAX_AGE_SECONDS:g})",
     )
     edge.add_argument(
         "--max-connection-age",
@@ -197,6 +253,8 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         decision_log_unknown_only=args.decision_log_unknown_only,
         decision_log_max_bytes=args.decision_log_max_bytes,
         decision_log_backups=args.decision_log_backups,
+        decision_log_queue_bytes=args.decision_log_queue_bytes,
+        redact_patterns=tuple(args.redact_pattern),
         shadow_examples=args.shadow_examples,
         unknown_sample_bytes=args.unknown_sample_bytes,
         tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
@@ -204,6 +262,10 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
             max_request_bytes=args.max_request_bytes,
             max_concurrent_rpcs=args.max_concurrent_rpcs or None,
             max_connection_age=args.max_connection_age or None,
+            max_streams=args.max_streams,
+            max_streams_per_connection=args.max_streams_per_connection,
+            stream_idle_timeout=args.stream_idle_timeout or None,
+            stream_max_age=args.stream_max_age or None,
         ),
     )
 
@@ -224,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return Exit.failed
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError is a ValueError
         print(f"classifier: cannot serve: {exc}", file=sys.stderr)
         return Exit.failed
     return Exit.ok

@@ -41,6 +41,9 @@ class Answer:
     unknown_reason: UnknownReason = UnknownReason.none
     explanation: Explanation | None = None
     explanation_text: str = ""
+    local: bool = False
+    """True when the client's fallback classified in process (the service could not):
+    `ruleset_digest` then names the local ruleset."""
 
     @property
     def class_number(self) -> int:

@@ -4,12 +4,21 @@
         answer = client.classify(type="openai.RateLimitError", http_status=429,
                                  origin=Origin.provider)
 
-Every call has a deadline (the client's default unless the call names one),
-and calls the server could not take (UNAVAILABLE) are retried by gRPC's own
-retry policy with a short backoff, which is safe because classifying is a
-pure function of the descriptor. A malformed descriptor raises the same
-`DescriptorError` whether the client or the server found the problem; any
-other failure of the call raises `ServiceError` with the gRPC status.
+Every call has a deadline (the client's default, DEFAULT_TIMEOUT, unless the
+call names one), and calls the server could not take (UNAVAILABLE) are retried
+by gRPC's own retry policy with a short backoff, which is safe because
+classifying is a pure function of the descriptor. A malformed descriptor raises
+the same `DescriptorError` whether the client or the server found the problem;
+any other failure of the call raises `ServiceError` with the gRPC status.
+
+A circuit breaker (classifier.client.breaker) stops calling a service that keeps
+failing: a hung server costs a caller one deadline, then calls fail at once
+(`ServiceError` UNAVAILABLE, "circuit open") until a background probe finds the
+service back. With a `fallback` (classifier.client.local.LocalFallback, which
+loads a ruleset in process and so imports the compiler), a call the service
+cannot answer is classified locally instead, and the answer says so
+(`Answer.local`, with the local ruleset's digest). `Client.counters` counts the
+calls by path: server, local, failed, short_circuited.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from types import TracebackType
-from typing import Any, Required, TypedDict, Unpack, overload
+from typing import Any, Protocol, Required, TypedDict, Unpack, overload
 
 import grpc
 from google.rpc import code_pb2, error_details_pb2
@@ -31,14 +40,18 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import wire
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo
+from classifier.client.breaker import TRIPPING, Breaker
 from classifier.client.python_exception import descriptor_from_exception, origin_from
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
 
 SERVICE: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
-DEFAULT_TIMEOUT = 5.0
-"""Seconds a call may take unless the client or the call says otherwise."""
+DEFAULT_TIMEOUT = 0.25
+"""Seconds a call may take unless the client or the call says otherwise. A loopback or
+in-cluster call answers in about a millisecond, with a p99 of a few (docs/performance.md,
+benchmarks/bench_faults.py): a quarter of a second is tens of times that, and still
+short enough that a run's failure handling never waits long on a dead service."""
 DEFAULT_ATTEMPTS = 3
 """Tries per call when the server is UNAVAILABLE (gRPC's retry policy; 1 turns retries off)."""
 
@@ -108,6 +121,12 @@ class TLS:
         )
 
 
+class Fallback(Protocol):
+    """Classifies in process when the service cannot (classifier.client.local.LocalFallback)."""
+
+    def classify(self, descriptor: Descriptor) -> Answer: ...
+
+
 class DescriptorFields(TypedDict, total=False):
     """The keyword form of a descriptor (see `classifier.build_descriptor`)."""
 
@@ -151,8 +170,13 @@ class Client:
         timeout: float | None = DEFAULT_TIMEOUT,
         attempts: int = DEFAULT_ATTEMPTS,
         options: Sequence[tuple[str, Any]] = (),
+        breaker: bool = True,
+        fallback: Fallback | None = None,
     ) -> None:
-        """Open a channel to `target` (host:port). `timeout` of None means no default deadline."""
+        """Open a channel to `target` (host:port). `timeout` of None means no default deadline.
+
+        `breaker` False turns the circuit breaker off; `fallback` classifies what the
+        service cannot answer (classify, classify_exception and classify_batch)."""
         opts: list[tuple[str, Any]] = [
             ("grpc.service_config", service_config(attempts)),
             ("grpc.enable_retries", 1 if attempts > 1 else 0),
@@ -168,6 +192,16 @@ class Client:
             else grpc.secure_channel(target, tls.credentials(), options=opts)
         )
         self._stub = pb_grpc.ErrorClassifierStub(self.channel)
+        self.fallback = fallback
+        self.breaker = Breaker(self._probe) if breaker else None
+        self.counters: dict[str, int] = {
+            "server": 0,
+            "local": 0,
+            "failed": 0,
+            "short_circuited": 0,
+        }
+        """Calls by how they were answered: by the server, locally by the fallback, not at
+        all (an error raised), and without trying the server (the breaker was open)."""
 
     def __enter__(self) -> Client:
         return self
@@ -181,7 +215,50 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        if self.breaker is not None:
+            self.breaker.close()
         self.channel.close()
+
+    def _probe(self) -> bool:
+        """Is the service back? (The breaker asks, on its own thread.)"""
+        try:
+            self._stub.GetRuleset(pb.GetRulesetRequest(), timeout=self.timeout or DEFAULT_TIMEOUT)
+        except grpc.RpcError:
+            return False
+        return True
+
+    def _call(self, send: Any, local: Any) -> Any:
+        """Call the service through the breaker; on a service failure, the fallback if any."""
+        breaker = self.breaker
+        if breaker is not None and not breaker.allow():
+            if local is not None:
+                self.counters["short_circuited"] += 1
+                self.counters["local"] += 1
+                return local()
+            self.counters["short_circuited"] += 1
+            self.counters["failed"] += 1
+            raise ServiceError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"circuit open: {self.target} kept failing; not called (probing in the background)",
+            )
+        try:
+            with _mapped_errors():
+                result = send()
+        except ServiceError as exc:
+            if breaker is not None:
+                breaker.failed(exc.code)
+            if local is not None and exc.code in TRIPPING:
+                self.counters["local"] += 1
+                return local()
+            self.counters["failed"] += 1
+            raise
+        except DescriptorError:
+            self.counters["failed"] += 1
+            raise
+        if breaker is not None:
+            breaker.succeeded()
+        self.counters["server"] += 1
+        return result
 
     @overload
     def classify(
@@ -224,10 +301,13 @@ class Client:
         if isinstance(fields.get("origin"), str):
             fields["origin"] = origin_from(fields["origin"])
         d = descriptor if descriptor is not None else build_descriptor(**fields)
-        with _mapped_errors():
-            request = wire.request(d, explain or bool(explain_rule), explain_rule)
-            response = self._stub.Classify(request, timeout=self._t(timeout))
-        return wire.answer_from_proto(response)
+        fallback = self.fallback
+        request = wire.request(d, explain or bool(explain_rule), explain_rule)
+        answer: Answer = self._call(
+            lambda: wire.answer_from_proto(self._stub.Classify(request, timeout=self._t(timeout))),
+            (lambda: fallback.classify(d)) if fallback is not None else None,
+        )
+        return answer
 
     def classify_exception(
         self,
@@ -251,10 +331,19 @@ class Client:
         timeout: float | None = None,
     ) -> list[Answer]:
         """Classify many descriptors in one call (up to 1,000); answers in request order."""
-        request = pb.ClassifyBatchRequest(requests=[wire.request(d, explain) for d in descriptors])
-        with _mapped_errors():
+        listed = list(descriptors)
+        request = pb.ClassifyBatchRequest(requests=[wire.request(d, explain) for d in listed])
+        fallback = self.fallback
+
+        def send() -> list[Answer]:
             response = self._stub.ClassifyBatch(request, timeout=self._t(timeout))
-        return [wire.answer_from_proto(r) for r in response.responses]
+            return [wire.answer_from_proto(r) for r in response.responses]
+
+        answers: list[Answer] = self._call(
+            send,
+            (lambda: [fallback.classify(d) for d in listed]) if fallback is not None else None,
+        )
+        return answers
 
     def classify_stream(
         self,

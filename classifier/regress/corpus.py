@@ -4,6 +4,12 @@ A JSON Lines line is either a bare descriptor (the descriptor-file shape)
 or an object with a `"descriptor"` key holding one, plus anything else (a
 decision log's `"answer"`, `"ts"`, ...). Every bad line or case is reported
 with its `file:line`, and the good ones are still used.
+
+A log is written by a process that can die or run out of disk mid-line, so a
+JSON Lines line that is not UTF-8, not JSON or not a descriptor is *skipped*
+(`Corpus.skipped`, each `file:line: reason`), never the file: every whole line
+still replays. A bad case in a case file is an error (`Corpus.errors`): those
+are written by hand, and a mistake there should fail the run.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ class Entry:
 class Corpus:
     entries: list[Entry] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """JSON Lines lines left out, each as `file:line: reason`."""
 
 
 def _is_corpus_file(path: Path) -> bool:
@@ -64,9 +72,9 @@ def read_corpus(paths: Iterable[str]) -> Corpus:
     corpus = Corpus()
     for name in corpus_files(paths):
         if name == STDIN:
-            _read_json_lines(sys.stdin, "<stdin>", corpus)
+            _read_json_lines(sys.stdin.buffer, "<stdin>", corpus)
         elif Path(name).suffix in JSON_LINES_SUFFIXES:
-            with open(name, encoding="utf-8") as f:
+            with open(name, "rb") as f:
                 _read_json_lines(f, display_path(Path(name)), corpus)
         else:
             _read_cases(Path(name), corpus)
@@ -81,23 +89,28 @@ def _read_cases(path: Path, corpus: Corpus) -> None:
     corpus.entries += [Entry(str(c.location), c.descriptor, c.note) for c in case_file.cases]
 
 
-def _read_json_lines(stream: IO[str], shown: str, corpus: Corpus) -> None:
-    for number, line in _numbered(stream):
+def _read_json_lines(stream: IO[bytes], shown: str, corpus: Corpus) -> None:
+    for number, raw in _numbered(stream):
         where = f"{shown}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            corpus.skipped.append(f"{where}: not UTF-8 (byte {exc.start + 1}): a torn line?")
+            continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            corpus.errors.append(f"{where}: not JSON: {exc.msg} (column {exc.colno})")
+            corpus.skipped.append(f"{where}: not JSON: {exc.msg} (column {exc.colno})")
             continue
         if isinstance(data, dict) and "descriptor" in data:
             data = data["descriptor"]
         try:
             corpus.entries.append(Entry(where, descriptor_from_data(data)))
         except DescriptorError as exc:
-            corpus.errors += [f"{where}: {v}" for v in exc.violations]
+            corpus.skipped += [f"{where}: {v}" for v in exc.violations]
 
 
-def _numbered(stream: IO[str]) -> Iterator[tuple[int, str]]:
+def _numbered(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
     for number, line in enumerate(stream, start=1):
         if line.strip():
             yield number, line

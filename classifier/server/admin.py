@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from socketserver import ThreadingMixIn
@@ -26,6 +27,7 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from classifier.server.holder import ReloadStatus
 
+IDLE_SECONDS = 5.0
 Ready = Callable[[], bool]
 Reload = Callable[[str], Mapping[str, ReloadStatus]]
 Sample = Callable[[], str]
@@ -43,12 +45,22 @@ def split_address(address: str) -> tuple[str, int]:
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went quiet (IDLE_SECONDS) or away is no error worth a traceback on
+        stderr: idle connections would otherwise flood the structured log."""
+        if isinstance(sys.exc_info()[1], (TimeoutError, ConnectionError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
 class _Quiet(WSGIRequestHandler):
+    timeout = IDLE_SECONDS
+    """A connection that sends nothing for this long is closed, freeing its thread."""
+
     def log_message(self, format: str, *args: Any) -> None:
         """Access logs would drown the structured log; Prometheus scrapes every few seconds."""
 

@@ -3,8 +3,8 @@ limits, TLS, and the interceptor that measures every call."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from concurrent import futures
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,15 @@ from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server.holder import RulesetHolder
 from classifier.server.interceptor import ObservingInterceptor
+from classifier.server.lanes import (
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_STREAM_IDLE_SECONDS,
+    DEFAULT_STREAM_MAX_AGE_SECONDS,
+    LaneInterceptor,
+    LaneLimits,
+    Lanes,
+)
 from classifier.server.metrics import Metrics
 from classifier.server.service import ClassifierService, Observer
 from classifier.server.tls import TlsFiles, server_credentials
@@ -34,6 +43,12 @@ KEEPALIVE_SECONDS = 60.0
 """How often the server pings a quiet connection; a peer that stops answering
 (and the streams it held) is let go KEEPALIVE_TIMEOUT_SECONDS later."""
 KEEPALIVE_TIMEOUT_SECONDS = 20.0
+HANDSHAKE_TIMEOUT_SECONDS = 5.0
+"""A connection that has not sent the HTTP/2 preface and SETTINGS (and finished TLS)
+this long after connecting is closed: silent connections cannot pile up."""
+QUIET_SECONDS = 0.1
+"""On stop, calls are still taken until none has arrived for this long (or half the
+grace has passed): calls already sent when SIGTERM came are answered, not refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +56,14 @@ class ServerLimits:
     """Limits the gRPC layer enforces before a request reaches the servicer.
 
     max_request_bytes: a larger request message is RESOURCE_EXHAUSTED (gRPC names both sizes).
-    max_concurrent_rpcs: calls served or queued at once (open streams count); past it,
-        RESOURCE_EXHAUSTED. None: unbounded.
+    max_concurrent_rpcs: unary calls served or queued at once; past it, RESOURCE_EXHAUSTED.
+        None: unbounded. Streams, health checks and reflection have lanes of their own
+        (classifier.server.lanes), so none of them can take this capacity.
+    max_streams: ClassifyStream calls open at once; max_streams_per_connection: calls
+        open at once on one HTTP/2 connection (its SETTINGS limit).
+    stream_idle_timeout, stream_max_age: seconds a stream may wait for its next message,
+        and stay open in all; past them the server closes it (DEADLINE_EXCEEDED).
+    handshake_timeout: seconds a new connection has to complete the HTTP/2 handshake.
     max_connection_age: seconds after which a client connection is asked to reconnect
         (GOAWAY, then as long again for calls to finish), so clients spread over new
         replicas. None: never.
@@ -51,6 +72,20 @@ class ServerLimits:
     max_request_bytes: int = limits.MAX_REQUEST_BYTES
     max_concurrent_rpcs: int | None = DEFAULT_MAX_CONCURRENT_RPCS
     max_connection_age: float | None = None
+    max_streams: int = DEFAULT_MAX_STREAMS
+    max_streams_per_connection: int = DEFAULT_MAX_STREAMS_PER_CONNECTION
+    stream_idle_timeout: float | None = DEFAULT_STREAM_IDLE_SECONDS
+    stream_max_age: float | None = DEFAULT_STREAM_MAX_AGE_SECONDS
+    handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS
+
+    def lane_limits(self, threads: int) -> LaneLimits:
+        return LaneLimits(
+            threads=threads,
+            max_queued=self.max_concurrent_rpcs,
+            max_streams=self.max_streams,
+            stream_idle_timeout=self.stream_idle_timeout or None,
+            stream_max_age=self.stream_max_age or None,
+        )
 
     def grpc_options(self, *, reuse_port: bool = False) -> list[tuple[str, Any]]:
         """Server options; `reuse_port` lets several processes bind one port (--workers)."""
@@ -59,6 +94,8 @@ class ServerLimits:
             ("grpc.max_receive_message_length", self.max_request_bytes),
             ("grpc.keepalive_time_ms", int(KEEPALIVE_SECONDS * 1000)),
             ("grpc.keepalive_timeout_ms", int(KEEPALIVE_TIMEOUT_SECONDS * 1000)),
+            ("grpc.max_concurrent_streams", self.max_streams_per_connection),
+            ("grpc.server_handshake_timeout_ms", int(self.handshake_timeout * 1000)),
         ]
         if self.max_connection_age:
             age = int(self.max_connection_age * 1000)
@@ -72,21 +109,28 @@ class ServerLimits:
 class Server:
     """A running classifier server and the parts an operator (or a test) needs to reach."""
 
+    service: ClassifierService | None = None
+
     def __init__(
         self,
         grpc_server: grpc.Server,
         port: int,
         health: health.HealthServicer,
         metrics: Metrics,
+        lanes: Lanes,
+        interceptor: LaneInterceptor,
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
         self.health = health
         self.metrics = metrics
+        self.lanes = lanes
+        self.interceptor = interceptor
         self.ready = False
 
     def start(self) -> None:
         self.grpc_server.start()
+        self.lanes.start()
         self.health.set("", health_pb2.HealthCheckResponse.SERVING)
         self.health.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
         self.ready = True
@@ -96,10 +140,36 @@ class Server:
         self.ready = False
         self.health.enter_graceful_shutdown()
 
+    def can_answer(self) -> bool:
+        """Whether a unary call would be taken now (serving, and its lane not full)."""
+        return self.ready and not self.lanes.unary.full()
+
     def stop(self, grace: float | None = DEFAULT_GRACE_SECONDS) -> None:
-        """Stop taking calls; in-flight calls get `grace` seconds to finish."""
+        """Stop taking calls; in-flight calls get `grace` seconds to finish.
+
+        Calls that were on their way when the stop began are still taken until the
+        server has been quiet for QUIET_SECONDS (at most half the grace), so they are
+        answered rather than refused; then the port closes, and calls still running
+        after the rest of the grace are cancelled.
+        """
+        started = time.monotonic()
         self.drain()
-        self.grpc_server.stop(grace).wait()
+        if grace:
+            self._quiet(started + grace / 2)
+        left = None if grace is None else max(0.0, grace - (time.monotonic() - started))
+        self.grpc_server.stop(left).wait(None if left is None else left + 2.0)
+        self.lanes.stop()
+
+    def _quiet(self, until: float) -> None:
+        lanes = (self.lanes.unary, self.lanes.health)
+        for _ in range(10_000):  # bounded: a step is 10 ms, and `until` comes first
+            now = time.monotonic()
+            if now >= until:
+                return
+            busy = any(lane.outstanding for lane in lanes)
+            if not busy and now - self.interceptor.last_call >= QUIET_SECONDS:
+                return
+            time.sleep(0.01)
 
 
 def create_server(
@@ -123,11 +193,13 @@ def create_server(
     metrics = metrics or Metrics()
     limits = limits or ServerLimits()
     credentials = server_credentials(tls) if tls else None
+    lanes = Lanes(limits.lane_limits(threads), metrics)
+    lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/")
     grpc_server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="classify"),
-        interceptors=[ObservingInterceptor(metrics, SERVICE_NAME)],
+        lanes.unary,  # every method has a lane; this pool is for anything unforeseen
+        interceptors=[lane_interceptor, ObservingInterceptor(metrics, SERVICE_NAME)],
         options=limits.grpc_options(reuse_port=reuse_port),
-        maximum_concurrent_rpcs=limits.max_concurrent_rpcs,
+        maximum_concurrent_rpcs=None,  # the lanes bound each kind of call instead
     )
     service = ClassifierService(holder, candidate=candidate, observers=[metrics, *observers])
     pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
@@ -146,4 +218,6 @@ def create_server(
         raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    return Server(grpc_server, port, health_servicer, metrics)
+    server = Server(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor)
+    server.service = service
+    return server

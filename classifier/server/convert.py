@@ -10,10 +10,12 @@ wire), parsed back in one C call instead of assembled message by message.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import cast
 
 import classifier
+from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation, RuleVerdict
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
@@ -125,9 +127,34 @@ def _build_response(c: Classification, descriptor: Descriptor | None) -> pb.Clas
         unknown_reason=cast(pb.UnknownReason, int(c.unknown_reason)),
     )
     if c.explanation is not None:
-        text = render_explanation(descriptor, c) if descriptor is not None else ""
-        response.explanation.CopyFrom(explanation_to_proto(c.explanation, text))
+        text = render_explanation(shortened(descriptor), c) if descriptor is not None else ""
+        response.explanation.CopyFrom(explanation_to_proto(c.explanation, capped(text)))
     return response
+
+
+def _cut(text: str, limit: int = limits.MAX_EXPLAINED_TEXT_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more)"
+
+
+def shortened(d: Descriptor) -> Descriptor:
+    """The descriptor as an explanation over gRPC shows it: long free text cut, so an
+    explanation costs a bounded amount whatever the request carried."""
+    if len(d.message) <= limits.MAX_EXPLAINED_TEXT_CHARS and not d.causes and not d.attributes:
+        return d
+    return dataclasses.replace(
+        d,
+        message=_cut(d.message),
+        causes=tuple(dataclasses.replace(c, message=_cut(c.message)) for c in d.causes),
+        attributes={k: _cut(v) for k, v in d.attributes.items()},
+    )
+
+
+def capped(text: str) -> str:
+    """An explanation's text within MAX_EXPLANATION_CHARS, saying so when cut."""
+    limit = limits.MAX_EXPLANATION_CHARS
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… (cut: an explanation over gRPC is at most {limit:,} characters)"
 
 
 def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
@@ -159,7 +186,7 @@ def explanation_to_proto(e: Explanation, text: str) -> pb.Explanation:
                 failed_conditions=n.failed_conditions,
                 held_count=n.held_count,
                 held_conditions=n.held_conditions,
-                observed=n.observed,
+                observed=[_cut(o) for o in n.observed],
             )
             for n in e.near_misses
         ],

@@ -3,39 +3,66 @@
 Each line is an object with the normalised descriptor under `descriptor`
 (in the descriptor-file shape, `classifier.explain.descriptor_dict`), the
 `answer` as `classifier classify --format json` prints it, the
-`ruleset_version` that decided, and `ts`:
+`ruleset_version` that decided, and `ts`; and `redacted` when the redactor
+masked something (which fields, how many of each mask):
 
     {"ts": "2026-11-29T12:00:00.123Z", "ruleset_version": "0.1.0",
      "descriptor": {"type": "openai.RateLimitError", "http_status": 429, ...},
      "answer": {"class": "RateLimited", "rule": "http.provider-429", ...}}
 
-Calls only enqueue; one writer thread serialises and writes, rotating the
-file at a size cap (`RotatingFileHandler`: d.jsonl, then d.1.jsonl ... d.N.jsonl,
-the oldest last). When
-the writer falls behind, lines are dropped and counted rather than slowing
-an answer down.
+Calls only enqueue; one writer thread masks, serialises and writes. What the log
+can cost is bounded whatever the disk does:
+
+- the queue holds at most `queue_size` lines and `queue_bytes` bytes (each line's
+  size estimated from its descriptor before it is built); past either, the line is
+  dropped and counted (`errorclass_decision_log_dropped_total`);
+- a line is written whole or not at all: a write that fails part-way (a full disk)
+  is cut back to the last whole line;
+- a failed write logs one `decision_log_error` line (the error, and how many
+  writes failed since the last such line) at most every ERROR_LOG_SECONDS, sets
+  `errorclass_decision_log_failing` to 1 and drops its lines; the writer tries
+  again every RETRY_SECONDS, reopening the file, and when a write succeeds it logs
+  `decision_log_recovered` and the gauge goes back to 0;
+- `close` waits at most `close_timeout` seconds (1) for the writer; a writer stuck in
+  the kernel (a hung disk) is left behind, so a shutdown never waits on the disk.
+
+The file rotates at `max_bytes` (d.jsonl, then d.1.jsonl ... d.N.jsonl, the
+oldest last), so rotated files keep the suffix that marks JSON Lines.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
-import logging
-import logging.handlers
-import queue
+import os
+import stat
+import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any
 
 from classifier.answer import Classification, classification_dict
 from classifier.descriptor import Descriptor
-from classifier.server.log import utc_time
+from classifier.server.log import RateLimitedLog, log, utc_time
 from classifier.server.metrics import Metrics
+from classifier.server.redact import DEFAULT, Redactor
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 DEFAULT_BACKUPS = 3
 QUEUE_SIZE = 10_000
+DEFAULT_QUEUE_BYTES = 16 * 1024 * 1024
+"""Bytes of lines waiting for the writer, estimated: past it, lines are dropped."""
+LINE_OVERHEAD = 600
+"""Bytes a line takes beyond its descriptor's text: keys, the answer, the timestamp."""
+BATCH_LINES = 256
+CHUNK_BYTES = 256 * 1024
+ERROR_LOG_SECONDS = 60.0
+RETRY_SECONDS = 1.0
+CLOSE_SECONDS = 1.0
 
 
 def answer_dict(c: Classification) -> dict[str, Any]:
@@ -45,26 +72,37 @@ def answer_dict(c: Classification) -> dict[str, Any]:
     return out
 
 
-def decision_line(ts: str, descriptor: Descriptor, c: Classification) -> str:
-    record = {
-        "ts": ts,
-        "ruleset_version": c.ruleset_version,
-        "descriptor": descriptor_dict(descriptor),
-        "answer": answer_dict(c),
-    }
+def decision_line(
+    ts: str,
+    descriptor: Descriptor,
+    c: Classification,
+    redactor: Redactor | None = DEFAULT,
+    metrics: Metrics | None = None,
+) -> str:
+    data = descriptor_dict(descriptor)
+    record: dict[str, Any] = {"ts": ts, "ruleset_version": c.ruleset_version}
+    if redactor is not None:
+        data, masked = redactor.descriptor(data)
+        if masked:
+            record["redacted"] = masked.as_dict()
+            if metrics is not None:
+                for name, count in masked.masks.items():
+                    metrics.redactions.labels(name).inc(count)
+    record["descriptor"] = data
+    record["answer"] = answer_dict(c)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
 
-class _Writer(logging.handlers.QueueListener):
-    """Turns queued decisions into log records in the writer thread, not the caller's."""
-
-    def prepare(self, item: Any) -> logging.LogRecord:
-        at, descriptor, result = item
-        line = decision_line(utc_time(at), descriptor, result)
-        return logging.makeLogRecord({"msg": line, "levelno": logging.INFO})
-
-    def enqueue_sentinel(self) -> None:
-        self.queue.put(self._sentinel)  # type: ignore[attr-defined]  # wait for room: never lose the stop
+def line_weight(d: Descriptor) -> int:
+    """An estimate, from above for ASCII text, of the bytes a descriptor's line takes."""
+    size = LINE_OVERHEAD + len(d.type) + len(d.message) + len(d.code) + len(d.provider)
+    size += sum(len(s) + 3 for s in d.supertypes)
+    for c in d.causes:
+        size += 40 + len(c.type) + len(c.message) + len(c.code)
+        size += sum(len(s) + 3 for s in c.supertypes)
+    if d.attributes:
+        size += sum(len(k) + len(v) + 6 for k, v in d.attributes.items())
+    return size
 
 
 class DecisionLog:
@@ -79,33 +117,145 @@ class DecisionLog:
         max_bytes: int = DEFAULT_MAX_BYTES,
         backups: int = DEFAULT_BACKUPS,
         queue_size: int = QUEUE_SIZE,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        redactor: Redactor | None = DEFAULT,
+        close_timeout: float = CLOSE_SECONDS,
     ) -> None:
         self.path = path
         self.unknown_only = unknown_only
         self.metrics = metrics
-        self._queue: queue.Queue[Any] = queue.Queue(queue_size)
-        self._file = _CountedFile(path, metrics, max_bytes, backups)
-        self._writer = _Writer(self._queue, self._file)
+        self.queue_size = queue_size
+        self.queue_bytes = queue_bytes
+        self.redactor = redactor
+        self.close_timeout = close_timeout
+        self._items: deque[tuple[float, Descriptor, Classification, int]] = deque()
+        self._bytes = 0
+        self._cond = threading.Condition(threading.Lock())
+        self._stopping = False
+        self._file = LineFile(path, max_bytes, backups)
+        self._thread = threading.Thread(target=self._run, name="decision-log", daemon=True)
         self._started = False
+        self._closed = False
+        self._failing = False
+        self._failed_writes = 0
+        self._dropped_failing = 0
+        self._errors = RateLimitedLog(ERROR_LOG_SECONDS)
+
+    @property
+    def queued_bytes(self) -> int:
+        return self._bytes
 
     def start(self) -> None:
-        self._writer.start()
+        self._thread.start()
         self._started = True
 
     def close(self) -> None:
-        """Write what is queued, then close the file (once; later calls do nothing)."""
+        """Write what is queued (for at most close_timeout seconds), then close the file.
+
+        Once; later calls do nothing. A writer still stuck after the timeout is left
+        to the process's exit, and what it had not written is counted as dropped.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
         if self._started:
-            self._started = False
-            self._writer.stop()
+            self._thread.join(self.close_timeout)
+            if self._thread.is_alive():
+                with self._cond:
+                    left = len(self._items)
+                    self._items.clear()
+                self.metrics.decision_log_dropped.inc(left)
+                log(
+                    "decision_log_abandoned",
+                    level="error",
+                    path=str(self.path),
+                    dropped=left,
+                    error=f"the writer did not finish within {self.close_timeout:g} s",
+                )
+                return
         self._file.close()
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None:
         if self.unknown_only and result.error_class is not ErrorClass.Unknown:
             return
-        try:
-            self._queue.put_nowait((time.time(), descriptor, result))
-        except queue.Full:
+        weight = line_weight(descriptor)
+        with self._cond:
+            if (
+                self._stopping
+                or len(self._items) >= self.queue_size
+                or self._bytes + weight > self.queue_bytes
+            ):
+                dropped = True
+            else:
+                dropped = False
+                self._items.append((time.time(), descriptor, result, weight))
+                self._bytes += weight
+                if len(self._items) == 1:
+                    self._cond.notify()
+        if dropped:
             self.metrics.decision_log_dropped.inc()
+
+    def _take(self) -> list[tuple[float, Descriptor, Classification, int]] | None:
+        with self._cond:
+            while not self._items and not self._stopping:
+                self._cond.wait(1.0)
+            if not self._items:
+                return None
+            batch = [self._items.popleft() for _ in range(min(BATCH_LINES, len(self._items)))]
+            self._bytes -= sum(item[3] for item in batch)
+        self.metrics.decision_log_queued_bytes.set(self._bytes)
+        return batch
+
+    def _run(self) -> None:
+        while (batch := self._take()) is not None:
+            lines = [
+                (decision_line(utc_time(at), d, r, self.redactor, self.metrics) + "\n").encode()
+                for at, d, r, _ in batch
+            ]
+            written, error = self._file.write(lines)
+            if written:
+                self.metrics.decision_log_lines.inc(written)
+            if error is not None:
+                self._failed(error, len(lines) - written)
+                with self._cond:  # wait before trying again (the queue fills meanwhile)
+                    if not self._stopping:
+                        self._cond.wait(RETRY_SECONDS)
+            elif self._failing:
+                self._recovered()
+
+    def _failed(self, exc: OSError, lines: int) -> None:
+        self.metrics.decision_log_write_errors.inc()
+        self.metrics.decision_log_dropped.inc(lines)
+        self._failed_writes += 1
+        self._dropped_failing += lines
+        if not self._failing:
+            self._failing = True
+            self.metrics.decision_log_failing.set(1)
+        self._errors.log(
+            "decision_log_error",
+            "write",
+            level="error",
+            path=str(self.path),
+            error=f"{errno.errorcode.get(exc.errno or 0, 'error')}: {exc.strerror or exc}",
+            failed_writes=self._failed_writes,
+            dropped_lines=self._dropped_failing,
+        )
+        self._file.reopen_later()
+
+    def _recovered(self) -> None:
+        self._failing = False
+        self.metrics.decision_log_failing.set(0)
+        log(
+            "decision_log_recovered",
+            path=str(self.path),
+            failed_writes=self._failed_writes,
+            dropped_lines=self._dropped_failing,
+        )
+        self._failed_writes = self._dropped_failing = 0
+        self._errors = RateLimitedLog(ERROR_LOG_SECONDS)
 
 
 def rotated_name(default: str) -> str:
@@ -115,22 +265,115 @@ def rotated_name(default: str) -> str:
     return str(path.with_name(f"{path.stem}.{number}{path.suffix}"))
 
 
-class _CountedFile(logging.handlers.RotatingFileHandler):
-    """The rotating file, counting the lines it writes (not those a write error lost)."""
+class LineFile:
+    """An append-only file of whole lines, rotated at a size; one thread writes it."""
 
-    def __init__(self, path: Path, metrics: Metrics, max_bytes: int, backups: int) -> None:
-        super().__init__(path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
-        self.namer = rotated_name
-        self.metrics = metrics
-        self._failed = False
+    def __init__(self, path: Path, max_bytes: int, backups: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._fd: int | None = None
+        self._size = 0
+        self._regular = True
+        self._open()  # at start, a path that cannot be opened is an error (OSError)
 
-    def emit(self, record: logging.LogRecord) -> None:
-        self._failed = False  # one writer thread emits, so the flag is its own
-        super().emit(record)
-        if not self._failed:
-            self.metrics.decision_log_lines.inc()
+    def _open(self) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        st = os.fstat(fd)
+        self._regular = stat.S_ISREG(st.st_mode)
+        self._size = st.st_size if self._regular else 0
+        self._fd = fd
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802  (logging names it)
-        """logging reports a failed write here (on stderr) instead of raising."""
-        self._failed = True
-        super().handleError(record)
+    def reopen_later(self) -> None:
+        """After a failure: the next write opens the path afresh (it may be a new file)."""
+        self.close()
+
+    def write(self, lines: list[bytes]) -> tuple[int, OSError | None]:
+        """Append whole lines (each ending in a newline), in chunks that respect the size
+        cap; how many were written, and the error that stopped the rest (or None).
+
+        A chunk that fails is cut back and tried line by line, so every line that fits
+        is written and none is left torn.
+        """
+        written = 0
+        for chunk in self._chunks(lines):
+            try:
+                self._append(b"".join(chunk))
+                written += len(chunk)
+                continue
+            except OSError as exc:
+                error = exc
+            if len(chunk) == 1:
+                return written, error
+            for line in chunk:
+                try:
+                    self._append(line)
+                except OSError as exc:
+                    return written, exc
+                written += 1
+        return written, None
+
+    def _chunks(self, lines: list[bytes]) -> list[list[bytes]]:
+        chunks: list[list[bytes]] = []
+        size = self._size
+        current: list[bytes] = []
+        current_bytes = 0
+        for line in lines:
+            over = self.max_bytes and size + current_bytes + len(line) > self.max_bytes
+            if current and (over or current_bytes + len(line) > CHUNK_BYTES):
+                chunks.append(current)
+                size = 0 if over else size + current_bytes
+                current, current_bytes = [], 0
+            current.append(line)
+            current_bytes += len(line)
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _append(self, data: bytes) -> None:
+        """Append `data` entirely, or raise OSError leaving the file as it was."""
+        if self._fd is None:
+            self._open()
+        if (
+            self._regular
+            and self.max_bytes
+            and self._size
+            and self._size + len(data) > (self.max_bytes)
+        ):
+            self._rotate()
+        fd = self._fd
+        assert fd is not None
+        view = memoryview(data)
+        done = 0
+        try:
+            while done < len(data):
+                n = os.write(fd, view[done:])
+                if n <= 0:  # pragma: no cover  (a regular file never does this)
+                    raise OSError(errno.EIO, "write wrote nothing")
+                done += n
+        except OSError:
+            if done and self._regular:
+                # cut the torn line: the file ends on a whole line again
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, self._size)
+            raise
+        self._size += done
+
+    def _rotate(self) -> None:
+        self.close()
+        base = str(self.path)
+        if self.backups > 0:
+            for i in range(self.backups - 1, 0, -1):
+                older = rotated_name(f"{base}.{i}")
+                if os.path.exists(older):
+                    os.replace(older, rotated_name(f"{base}.{i + 1}"))
+            os.replace(base, rotated_name(f"{base}.1"))
+        else:
+            os.truncate(base, 0)
+        self._open()
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -161,6 +161,6 @@ class _Call:
                     self.context.abort(
                         grpc.StatusCode.INTERNAL, INTERNAL_DETAILS.format(rpc=self.rpc)
                     )
-        finally:
-            self.in_flight.dec()
+        finally:  # counted before it leaves the gauge: one who sees 0 in flight sees its code
             self.interceptor.metrics.rpc_finished(self.rpc, code)
+            self.in_flight.dec()

@@ -145,6 +145,42 @@ class Metrics:
             "Unknowns the live sample did not take in because its queue was full.",
             registry=r,
         )
+        self.decision_log_write_errors = Counter(
+            "errorclass_decision_log_write_errors",
+            "Failed writes to the decision log (the lines they held are counted as dropped).",
+            registry=r,
+        )
+        self.decision_log_failing = Gauge(
+            "errorclass_decision_log_failing",
+            "1 while the decision log cannot be written (full disk, I/O error), else 0.",
+            registry=r,
+        )
+        self.decision_log_queued_bytes = Gauge(
+            "errorclass_decision_log_queued_bytes",
+            "Bytes of decision log lines waiting for the writer (bounded by its byte cap).",
+            registry=r,
+        )
+        self.redactions = Counter(
+            "errorclass_redactions",
+            "Secrets masked before a descriptor was written (decision log, shadow examples), "
+            "by mask.",
+            ("mask",),
+            registry=r,
+        )
+        self.refused = Counter(
+            "errorclass_refused",
+            "Calls refused before they were served, by RPC and reason (a full lane: "
+            "unary_full, stream_full, ...; malformed: bytes that are not a valid message; "
+            "explain_budget).",
+            ("rpc", "reason"),
+            registry=r,
+        )
+        self.streams_closed = Counter(
+            "errorclass_streams_closed",
+            "Streams the server closed, by RPC and reason (idle, max_age).",
+            ("rpc", "reason"),
+            registry=r,
+        )
         self._unknown = {  # 0 from the start: the share is 0, not absent
             reason: self.unknown.labels(reason.name)
             for reason in (UnknownReason.no_match, UnknownReason.conflict)

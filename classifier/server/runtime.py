@@ -7,9 +7,12 @@ signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
 
 from __future__ import annotations
 
+import gc
 import os
+import resource
 import signal
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +20,7 @@ from types import FrameType
 from typing import Any
 
 import classifier
+from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
 from classifier.server.admin import AdminServer
 from classifier.server.app import (
@@ -27,10 +31,16 @@ from classifier.server.app import (
     ServerLimits,
     create_server,
 )
-from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DecisionLog
+from classifier.server.decisions import (
+    DEFAULT_BACKUPS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_QUEUE_BYTES,
+    DecisionLog,
+)
 from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.log import log
 from classifier.server.metrics import Metrics
+from classifier.server.redact import Redactor
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -64,6 +74,9 @@ class ServeConfig:
     decision_log_unknown_only: bool = False
     decision_log_max_bytes: int = DEFAULT_MAX_BYTES
     decision_log_backups: int = DEFAULT_BACKUPS
+    decision_log_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    redact_patterns: tuple[str, ...] = ()
+    """The installation's own masks, `NAME=RE2` (see classifier.server.redact)."""
     shadow_examples: int = DEFAULT_EXAMPLES
     unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
     """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
@@ -111,6 +124,7 @@ class App:
         loaded = load_rulesets(config) if rulesets is None else rulesets
         holders = {role: RulesetHolder(loaded[role]) for role in config.folders()}
         self.metrics = Metrics()
+        self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
         self.candidate = holders.get("candidate")
         self.decisions = (
@@ -120,6 +134,8 @@ class App:
                 unknown_only=config.decision_log_unknown_only,
                 max_bytes=config.decision_log_max_bytes,
                 backups=config.decision_log_backups,
+                queue_bytes=config.decision_log_queue_bytes,
+                redactor=self.redactor,
             )
             if config.decision_log
             else None
@@ -139,7 +155,14 @@ class App:
     def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
         observers: list[Observer] = []
         if self.candidate is not None:
-            observers.append(Shadow(self.candidate, self.metrics, examples=config.shadow_examples))
+            observers.append(
+                Shadow(
+                    self.candidate,
+                    self.metrics,
+                    examples=config.shadow_examples,
+                    redactor=self.redactor,
+                )
+            )
         if self.decisions is not None:
             observers.append(self.decisions)
         if self.sample is not None:
@@ -170,7 +193,7 @@ class App:
                 AdminServer(
                     config.metrics_address,
                     self.metrics.registry,
-                    ready=lambda: self.server.ready,
+                    ready=self.server.can_answer,
                     reload=self.reload if config.reload_endpoint else None,
                     unknowns=self.sample.lines if self.sample is not None else None,
                 )
@@ -260,25 +283,102 @@ class App:
         return out
 
 
+EXIT_SLACK_SECONDS = 1.8
+"""After SIGTERM, the process is gone within --grace plus this, whatever is stuck."""
+
+
+class ReloadRequests:
+    """Reloads asked for by signal, run one at a time on a thread of their own: a burst
+    of requests while one runs becomes one more reload, not one per request."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self._wanted = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="reload-requests", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def request(self) -> None:
+        """Safe in a signal handler: it only sets an event."""
+        self._wanted.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wanted.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wanted.wait()
+            if self._stop.is_set():
+                return
+            self._wanted.clear()
+            self.app.reload("signal")
+
+
+def _exit_after(seconds: float) -> None:
+    """The last resort of a stop: exit even if a thread is stuck (a hung disk)."""
+
+    def run() -> None:
+        time.sleep(seconds)
+        log("forced_exit", level="error", after_seconds=round(seconds, 2))
+        os._exit(1)
+
+    threading.Thread(target=run, name="exit-watchdog", daemon=True).start()
+
+
 def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
 
-    SIGHUP reloads the rules (on a thread of its own: a handler must not block).
+    SIGHUP reloads the rules (on a thread of its own: a handler must not block);
+    one that came before the server was ready (see classifier._signals) reloads
+    once it is, and a burst of them reloads once more, not once each. Once SIGTERM
+    came, the process exits within --grace + EXIT_SLACK_SECONDS whatever happens.
     """
-    app = App(config, rulesets)
     stopping = threading.Event()
+    reload_wanted: list[int] = []
+    requests: ReloadRequests | None = None
 
     def on_stop(signum: int, _frame: FrameType | None) -> None:
-        log("shutdown", signal=signal.Signals(signum).name, grace_seconds=config.grace)
+        if not stopping.is_set():
+            log("shutdown", signal=signal.Signals(signum).name, grace_seconds=config.grace)
+            _exit_after(config.grace + EXIT_SLACK_SECONDS)
         stopping.set()
 
-    def on_reload(_signum: int, _frame: FrameType | None) -> None:
-        threading.Thread(target=app.reload, args=("signal",), name="reload", daemon=True).start()
+    def on_reload(signum: int, _frame: FrameType | None) -> None:
+        if requests is None:
+            reload_wanted.append(signum)  # not serving yet: reload once it is
+        else:
+            requests.request()
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_reload)
+    reload_wanted += take_early_signals()
+    raise_fd_limit()
+    app = App(config, rulesets)
+    gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
     app.start()
+    requests = ReloadRequests(app)
+    requests.start()
+    if reload_wanted:
+        requests.request()
     stopping.wait()
+    requests.stop()
     app.stop()
     log("stopped")
+
+
+def raise_fd_limit() -> tuple[int, int]:
+    """Raise the soft open-file limit to the hard one (every connection is a descriptor;
+    1,024, a common soft limit, is a few hundred clients); the limits after."""
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY:
+            hard = max(soft, 1 << 20)
+        if soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        return resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ValueError, OSError):  # not allowed here: serve with what there is
+        return resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -8,6 +8,9 @@ servicer tells its observers (metrics, the decision log, the shadow).
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
 
@@ -41,20 +44,40 @@ class Observer(Protocol):
     def classified(self, descriptor: Descriptor, result: Classification) -> None: ...
 
 
+MAX_VIOLATIONS_SHOWN = 20
+"""Field violations named in an INVALID_ARGUMENT's message and BadRequest detail; the rest
+are counted ("... and 180 more"), so the trailer stays far inside HTTP/2's header limits
+(a batch of 1,000 bad items once passed 16 KiB and came back RESOURCE_EXHAUSTED)."""
+MAX_DETAILS_CHARS = 4096
+
+
 def abort_invalid(context: grpc.ServicerContext, violations: list[FieldViolation]) -> NoReturn:
-    """Abort with INVALID_ARGUMENT naming each bad field, also as a google.rpc.BadRequest detail."""
+    """Abort with INVALID_ARGUMENT naming each bad field (the first MAX_VIOLATIONS_SHOWN),
+    also as a google.rpc.BadRequest detail."""
+    shown = violations[:MAX_VIOLATIONS_SHOWN]
+    more = len(violations) - len(shown)
     detail = any_pb2.Any()
-    detail.Pack(
-        error_details_pb2.BadRequest(
-            field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.message)
-                for v in violations
-            ]
+    field_violations = [
+        error_details_pb2.BadRequest.FieldViolation(
+            field=v.field[:256], description=v.message[:512]
         )
-    )
+        for v in shown
+    ]
+    if more:
+        field_violations.append(
+            error_details_pb2.BadRequest.FieldViolation(
+                field="", description=f"... and {more} more violations"
+            )
+        )
+    detail.Pack(error_details_pb2.BadRequest(field_violations=field_violations))
+    message = "; ".join(str(v) for v in shown)
+    if more:
+        message += f"; ... and {more} more"
+    if len(message) > MAX_DETAILS_CHARS:
+        message = message[:MAX_DETAILS_CHARS] + f"... ({len(violations)} violations in all)"
     status = status_pb2.Status(
         code=code_pb2.INVALID_ARGUMENT,
-        message="; ".join(str(v) for v in violations),
+        message=message,
         details=[detail],
     )
     context.abort_with_status(rpc_status.to_status(status))
@@ -75,12 +98,19 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
+        self._explain_slots = threading.BoundedSemaphore(limits.EXPLAIN_AT_ONCE)
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
     ) -> pb.ClassifyResponse:
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
+        if request.explain:
+            with _explaining(self._explain_slots, context):
+                result, verdict = _classify(ruleset, descriptor, request, context)
+                response = self._responses_for(ruleset).response(result, descriptor)
+            self._observe(descriptor, result)
+            return _with_verdict(response, verdict)
         result, verdict = _classify(ruleset, descriptor, request, context)
         self._observe(descriptor, result)
         return _with_verdict(self._responses_for(ruleset).response(result, descriptor), verdict)
@@ -98,6 +128,18 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                     )
                 ],
             )
+        explained = sum(1 for item in request.requests if item.explain)
+        if explained > limits.MAX_EXPLAINED_PER_CALL:
+            abort_invalid(
+                context,
+                [
+                    FieldViolation(
+                        "requests",
+                        f"{explained} requests ask for explain; at most "
+                        f"{limits.MAX_EXPLAINED_PER_CALL} per call",
+                    )
+                ],
+            )
         ruleset = self.holder.current
         descriptors: list[Descriptor] = []
         violations: list[FieldViolation] = []
@@ -108,18 +150,19 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 violations += exc.violations
         if violations:
             abort_invalid(context, violations)
-        results: list[Classification] = []
-        verdicts: dict[int, RuleVerdict] = {}
-        for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
-            if i % DEADLINE_CHECK_EVERY == 0:
-                _give_up_when_expired(context, f"after {i} of {count} answers")
-            result, verdict = _classify(ruleset, descriptor, item, context, f"requests[{i}].")
-            results.append(result)
-            if verdict is not None:
-                verdicts[i] = verdict
+        with _explaining(self._explain_slots, context) if explained else contextlib.nullcontext():
+            results: list[Classification] = []
+            verdicts: dict[int, RuleVerdict] = {}
+            for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
+                if i % DEADLINE_CHECK_EVERY == 0:
+                    _give_up_when_expired(context, f"after {i} of {count} answers")
+                result, verdict = _classify(ruleset, descriptor, item, context, f"requests[{i}].")
+                results.append(result)
+                if verdict is not None:
+                    verdicts[i] = verdict
+            batch = self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        batch = self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
         for i, verdict in verdicts.items():
             _with_verdict(batch.responses[i], verdict)
         return batch
@@ -130,9 +173,17 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         for i, request in enumerate(request_iterator):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
-            result, verdict = _classify(ruleset, descriptor, request, context, f"stream[{i}].")
+            if request.explain:
+                with _explaining(self._explain_slots, context):
+                    result, verdict = _classify(
+                        ruleset, descriptor, request, context, f"stream[{i}]."
+                    )
+                    response = self._responses_for(ruleset).response(result, descriptor)
+            else:
+                result, verdict = _classify(ruleset, descriptor, request, context)
+                response = self._responses_for(ruleset).response(result, descriptor)
             self._observe(descriptor, result)
-            yield _with_verdict(self._responses_for(ruleset).response(result, descriptor), verdict)
+            yield _with_verdict(response, verdict)
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
@@ -154,6 +205,25 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
     def _observe(self, descriptor: Descriptor, result: Classification) -> None:
         for observer in self.observers:
             observer.classified(descriptor, result)
+
+
+EXPLAIN_BUSY = (
+    "explain is served {n} call at a time (its budget: an explanation costs about a hundred "
+    "answers) and another is being explained; retry, or ask without explain"
+)
+
+
+@contextlib.contextmanager
+def _explaining(slots: threading.Semaphore, context: grpc.ServicerContext) -> Iterator[None]:
+    """Hold one of the server's explain slots, or refuse the call at once."""
+    if not slots.acquire(blocking=False):
+        context.abort(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, EXPLAIN_BUSY.format(n=limits.EXPLAIN_AT_ONCE)
+        )
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
@@ -203,7 +273,9 @@ def _classify(
     if not request.explain:
         return classify(ruleset, descriptor), None
     if not request.explain_rule:
-        return explain(ruleset, descriptor), None
+        result = explain(ruleset, descriptor)
+        time.sleep(0)  # let other callers' threads in: an explanation costs milliseconds of GIL
+        return result, None
     try:
         return explain_rule(ruleset, descriptor, request.explain_rule)
     except KeyError:

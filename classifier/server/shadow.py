@@ -5,7 +5,8 @@ An author sees what promoting the candidate would change on real traffic:
 metrics count every disagreement by (active class, candidate class, active
 rule, candidate rule), and the log keeps a few examples of each, each line
 an object with a `descriptor` key, so the log is itself a corpus
-`classifier diff` can replay. Examples are bounded per disagreement and in
+`classifier diff` can replay (its free text masked by the redactor, the
+line saying what was masked). Examples are bounded per disagreement and in
 kinds, and start afresh whenever either ruleset changes.
 """
 
@@ -20,6 +21,7 @@ from classifier.server.decisions import answer_dict
 from classifier.server.holder import RulesetHolder
 from classifier.server.log import log
 from classifier.server.metrics import Metrics
+from classifier.server.redact import DEFAULT, Redactor
 from classifier.source.descriptor_file import descriptor_dict
 
 DEFAULT_EXAMPLES = 5
@@ -42,9 +44,15 @@ class Shadow:
     """Compares every answer with what the candidate in `holder` would say."""
 
     def __init__(
-        self, holder: RulesetHolder, metrics: Metrics, *, examples: int = DEFAULT_EXAMPLES
+        self,
+        holder: RulesetHolder,
+        metrics: Metrics,
+        *,
+        examples: int = DEFAULT_EXAMPLES,
+        redactor: Redactor = DEFAULT,
     ) -> None:
         self.holder = holder
+        self.redactor = redactor
         self.metrics = metrics
         self.examples = examples
         self._lock = threading.Lock()
@@ -65,12 +73,17 @@ class Shadow:
         )
         self.metrics.shadow_disagreements.labels(*kind).inc()
         if self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest)):
+            data, masked = self.redactor.descriptor(descriptor_dict(descriptor))
+            extra = {"redacted": masked.as_dict()} if masked else {}
+            for name, count in masked.masks.items():
+                self.metrics.redactions.labels(name).inc(count)
             log(
                 "shadow_disagreement",
                 level="warning",
-                descriptor=descriptor_dict(descriptor),
+                descriptor=data,
                 active=answer_dict(active),
                 candidate=answer_dict(candidate),
+                **extra,
             )
 
     def _take_example(self, kind: Kind, digests: tuple[str, str]) -> bool:

@@ -11,10 +11,16 @@ reloads the rules itself, so they converge on later changes.
 
 The parent only supervises: SIGTERM and SIGINT stop every worker
 gracefully (one still running STOP_SECONDS after its --grace is killed),
-SIGHUP reloads every worker, and if a worker dies the others
-are stopped and the parent exits with its status, so a supervisor
-(Kubernetes, systemd) restarts the whole set. Workers whose parent is
-killed outright stop by themselves.
+SIGHUP reloads every worker. A worker that dies is replaced by a new one,
+forked from the parent with the rules it loaded at start (the new worker then
+watches and reloads them itself), while the others keep serving; so is a
+worker that stops answering: each worker's heartbeat thread writes to a pipe
+every HEARTBEAT_SECONDS, and one silent for STALL_SECONDS (SIGSTOPped, or
+stuck holding the GIL) is killed and replaced. More than MAX_RESTARTS
+replacements within RESTART_WINDOW_SECONDS is a crash loop: the parent stops
+every worker and exits with the last one's status, so a supervisor
+(Kubernetes, systemd) sees it. Workers whose parent is killed outright stop by
+themselves.
 
 A metrics port or a decision log cannot be shared between processes, so
 they are refused with more than one worker; run one worker per container
@@ -23,6 +29,7 @@ and scale with replicas when those are needed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -31,14 +38,22 @@ import threading
 import time
 from multiprocessing.connection import wait
 from types import FrameType
+from typing import Any
 
+from classifier._signals import remember as remember_signal
 from classifier.server.log import log
 from classifier.server.runtime import Rulesets, ServeConfig, load_rulesets, serve
 
 STOP_SECONDS = 30.0
 """How long the parent waits, beyond --grace, for workers it asked to stop; then it kills them."""
-WAIT_STEP_SECONDS = 1.0
+WAIT_STEP_SECONDS = 0.5
 """How often the supervising parent looks at the clock while it waits for workers."""
+HEARTBEAT_SECONDS = 0.5
+"""How often a worker tells the parent it is alive."""
+STALL_SECONDS = 5.0
+"""A worker silent this long (stopped, or stuck) is killed and replaced."""
+MAX_RESTARTS = 5
+RESTART_WINDOW_SECONDS = 30.0
 PARENT_CHECK_SECONDS = 0.5
 
 
@@ -57,6 +72,39 @@ def check_workers(config: ServeConfig, workers: int) -> str | None:
     return None
 
 
+class _Worker:
+    """One worker process and the read end of its heartbeat pipe."""
+
+    def __init__(self, context: Any, config: ServeConfig, rulesets: Rulesets, index: int) -> None:
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        self.beats = read
+        self.process = context.Process(
+            target=_worker,
+            args=(config, rulesets, write),
+            name=f"classifier-worker-{index}",
+        )
+        self.process.start()
+        os.close(write)
+        self.last_beat = time.monotonic()
+
+    @property
+    def pid(self) -> int | None:
+        pid: int | None = self.process.pid
+        return pid
+
+    def read_beats(self) -> None:
+        try:
+            while os.read(self.beats, 4096):
+                self.last_beat = time.monotonic()
+        except (BlockingIOError, OSError):
+            pass
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.beats)
+
+
 def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None = None) -> int:
     """Run `workers` forked servers on config's address until stopped; their worst exit code.
 
@@ -66,45 +114,74 @@ def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None =
         rulesets = load_rulesets(config)
     context = multiprocessing.get_context("fork")
     shared = dataclasses.replace(config, reuse_port=True)
-    processes = [
-        context.Process(target=_worker, args=(shared, rulesets), name=f"classifier-worker-{i}")
-        for i in range(workers)
-    ]
+    running: list[_Worker] = []
     stopping = False
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
         if signum != signal.SIGHUP:
             stopping = True
-        for p in processes:
-            if p.pid is not None and p.is_alive():
-                os.kill(p.pid, signal.SIGHUP if signum == signal.SIGHUP else signal.SIGTERM)
+        for w in running:
+            if w.pid is not None and w.process.is_alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(w.pid, signal.SIGHUP if signum == signal.SIGHUP else signal.SIGTERM)
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, forward)
-    for p in processes:
-        p.start()
-    log("workers", count=workers, pids=[p.pid for p in processes], address=config.address)
-    running = list(processes)
+    started = 0
+    for _ in range(workers):
+        running.append(_Worker(context, shared, rulesets, started))
+        started += 1
+    log("workers", count=workers, pids=[w.pid for w in running], address=config.address)
+    restarts: list[float] = []
+    worst = 0
     deadline: float | None = None
     while running:
         # A step, not forever: a signal sets `stopping` without ending the wait.
-        ended = wait([p.sentinel for p in running], WAIT_STEP_SECONDS)
-        running = [p for p in running if p.sentinel not in ended]
-        failed = [p for p in processes if p.exitcode not in (None, 0)]
-        if running and not stopping and (failed or len(running) < workers):
-            log("worker_exited", level="error", exit_codes=[p.exitcode for p in processes])
+        ready = wait(
+            [w.process.sentinel for w in running] + [w.beats for w in running], WAIT_STEP_SECONDS
+        )
+        now = time.monotonic()
+        for w in list(running):
+            if w.beats in ready:
+                w.read_beats()
+            if w.process.sentinel in ready or not w.process.is_alive():
+                w.process.join()
+                running.remove(w)
+                w.close()
+                code = _status(w.process.exitcode)
+                if stopping:
+                    worst = max(worst, code)
+                else:
+                    log("worker_exited", level="error", pid=w.pid, exit_code=code)
+                    restarts.append(now)
+            elif not stopping and now - w.last_beat > STALL_SECONDS:
+                log("worker_stalled", level="error", pid=w.pid, silent_seconds=STALL_SECONDS)
+                w.process.kill()  # the sentinel ends it next round, and it is replaced
+                w.last_beat = now
+        restarts = [t for t in restarts if now - t < RESTART_WINDOW_SECONDS]
+        if not stopping and len(restarts) > MAX_RESTARTS:
+            log("workers_crash_loop", level="error", restarts=len(restarts))
+            worst = max(worst, 1)
             forward(signal.SIGTERM, None)
+        if not stopping:
+            while len(running) < workers:
+                replacement = _Worker(context, shared, rulesets, started)
+                started += 1
+                running.append(replacement)
+                log("worker_replaced", pid=replacement.pid)
         if stopping and deadline is None:
             deadline = time.monotonic() + config.grace + STOP_SECONDS
         if running and deadline is not None and time.monotonic() > deadline:
-            log("worker_killed", level="error", pids=[p.pid for p in running])
-            for p in running:
-                p.kill()
+            log("worker_killed", level="error", pids=[w.pid for w in running])
+            for w in running:
+                w.process.kill()
+            for w in running:
+                w.process.join()
+                worst = max(worst, _status(w.process.exitcode))
+                w.close()
             running = []
-    for p in processes:
-        p.join()
-    return max(_status(p.exitcode) for p in processes)
+    return worst
 
 
 def _status(exitcode: int | None) -> int:
@@ -114,18 +191,24 @@ def _status(exitcode: int | None) -> int:
     return 128 - exitcode if exitcode < 0 else exitcode
 
 
-def _worker(config: ServeConfig, rulesets: Rulesets) -> None:
-    # A fresh start for signals: the parent's handlers must not run in a worker.
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+def _worker(config: ServeConfig, rulesets: Rulesets, beats: int) -> None:
+    # A fresh start for signals: the parent's handlers must not run in a worker; a
+    # SIGHUP before the worker serves is remembered (and reloads once it does).
+    for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, remember_signal)
     threading.Thread(
-        target=_follow_parent, args=(os.getppid(),), name="follow-parent", daemon=True
+        target=_follow_parent, args=(os.getppid(), beats), name="follow-parent", daemon=True
     ).start()
     serve(config, rulesets)
 
 
-def _follow_parent(parent: int) -> None:
-    """Stop (gracefully) once the parent is gone: killed outright, it could not stop us."""
+def _follow_parent(parent: int, beats: int) -> None:
+    """Tell the parent we are alive; stop (gracefully) once it is gone: killed outright, it
+    could not stop us."""
+    os.set_blocking(beats, False)
     while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_SECONDS)
+        with contextlib.suppress(OSError):  # a full pipe: the parent is busy, not gone
+            os.write(beats, b".")
+        time.sleep(HEARTBEAT_SECONDS)
     os.kill(os.getpid(), signal.SIGTERM)

@@ -268,7 +268,8 @@ def serving(service: ClassifierService) -> Iterator[str]:
 
 def test_deadline_is_the_clients_default_unless_the_call_names_one(bundled: Ruleset) -> None:
     """A call past the client's deadline is DEADLINE_EXCEEDED; a call's own timeout overrides it."""
-    with serving(Slow(RulesetHolder(bundled))) as addr, Client(addr, timeout=0.1) as c:
+    slow = Slow(RulesetHolder(bundled))
+    with serving(slow) as addr, Client(addr, timeout=0.1, breaker=False) as c:
         with pytest.raises(ServiceError) as err:
             c.classify(type="x")
         assert err.value.code is grpc.StatusCode.DEADLINE_EXCEEDED

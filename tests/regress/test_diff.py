@@ -166,20 +166,24 @@ def test_the_version_gate_fails_until_the_version_is_bumped(
     assert "0 of 9 descriptors" in capsys.readouterr().out
 
 
-def test_bad_corpus_entries_are_named_and_fail_the_run(
+def test_bad_corpus_lines_are_named_and_skipped_or_under_strict_fail_the_run(
     pair: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base, head, _ = pair
     log = tmp_path / "bad.jsonl"
     log.write_text('{"type": "a.B"}\nnot json\n{"type": "a.B", "origin": "moon"}\n[1]\n')
-    assert main(["diff", "--base", str(base), "--head", str(head), str(log)]) == 2
+    assert main(["diff", "--base", str(base), "--head", str(head), str(log)]) == 0
+    out = capsys.readouterr()
+    assert "of 1 descriptors" in out.out
+    assert out.err.splitlines()[-1] == "classifier diff: 3 corpus lines skipped"
+    assert main(["diff", "--strict", "--base", str(base), "--head", str(head), str(log)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0].endswith("bad.jsonl:2: not JSON: Expecting value (column 1)")
     assert err[1].endswith(
         "bad.jsonl:3: descriptor.origin: unknown origin 'moon'; known: provider, tool, guard, runtime, interceptor, reconciler, user"
     )
     assert err[2].endswith("bad.jsonl:4: descriptor: must be a mapping")
-    assert err[3] == "classifier diff: 3 bad corpus entries"
+    assert err[3] == "classifier diff: 3 corpus lines refused (--strict)"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")
     assert main(["diff", "--base", str(base), "--head", str(head), str(empty)]) == 2

@@ -151,18 +151,53 @@ def test_a_long_message_is_classified_on_its_prefix(
 def test_too_many_concurrent_calls_are_resource_exhausted(
     serving_rules: Path, start_app: StartApp
 ) -> None:
-    """Past --max-concurrent-rpcs (open streams count) a call is refused, not queued for ever."""
+    """Past --max-concurrent-rpcs a unary call is refused, not queued for ever; past
+    --max-streams a stream is refused; neither limit takes the other's capacity."""
     running = start_app(
-        serving_rules, watch=False, threads=4, limits=ServerLimits(max_concurrent_rpcs=2)
+        serving_rules,
+        watch=False,
+        threads=1,
+        limits=ServerLimits(max_concurrent_rpcs=1, max_streams=2),
     )
     held = [_held_stream(running.stub) for _ in range(2)]
-    err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
-    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with pytest.raises(grpc.RpcError) as info:
+        next(running.stub.ClassifyStream(iter([pb.ClassifyRequest(descriptor=OK)]), timeout=10))
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "--max-streams (2)" in str(info.value.details())
+    # the streams hold none of the unary lane
+    assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    release = _occupy(running.app.server.lanes.unary)
+    try:
+        err = _refused(running.stub, pb.ClassifyRequest(descriptor=OK))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "--max-concurrent-rpcs (1)" in str(err.details())
+    finally:
+        release.set()
     for stream, gate in held:
         gate.set()
         assert list(stream) == []
     wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    assert running.metric("errorclass_refused_total", rpc="Classify", reason="unary_full") == 1
+    assert (
+        running.metric("errorclass_refused_total", rpc="ClassifyStream", reason="stream_full") == 1
+    )
+    assert running.metric("errorclass_rpcs_total", rpc="Classify", code="RESOURCE_EXHAUSTED") == 1
+
+
+def _occupy(lane: Any) -> threading.Event:
+    """Hold every thread of a lane (as slow calls would) until the event is set."""
+    release = threading.Event()
+    started = threading.Barrier(lane._max_workers + 1)
+
+    def hold() -> None:
+        started.wait(10)
+        release.wait(10)
+
+    for _ in range(lane._max_workers):
+        lane.submit(hold)
+    started.wait(10)
+    return release
 
 
 def test_a_batch_stops_when_its_deadline_passes(
@@ -174,8 +209,9 @@ def test_a_batch_stops_when_its_deadline_passes(
         for i in range(300)
     )
     running = start_app(make_ruleset(many), watch=False)
-    explained = pb.ClassifyRequest(descriptor=OK, explain=True)  # every rule traced: slow
-    batch = pb.ClassifyBatchRequest(requests=[explained] * limits.MAX_BATCH)
+    needles = " ".join(f"needle {i}" for i in range(300)) + " x"  # every pattern runs: slow
+    slow = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="x.Y", message=needles))
+    batch = pb.ClassifyBatchRequest(requests=[slow] * limits.MAX_BATCH)
     with pytest.raises(grpc.RpcError) as info:
         running.stub.ClassifyBatch(batch, timeout=0.05)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -184,7 +220,13 @@ def test_a_batch_stops_when_its_deadline_passes(
         "errorclass_rpcs_total", rpc="ClassifyBatch", code="DEADLINE_EXCEEDED"
     )
     assert given_up == 1
-    assert running.metric("errorclass_unknown_total", reason="no_match") == 0
+    assert (
+        running.metric(
+            "errorclass_classifications_total",
+            **{"class": "ToolError", "rule": "r0", "origin": "unspecified"},
+        )
+        == 0
+    )
 
 
 def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(
@@ -192,14 +234,14 @@ def test_a_call_whose_deadline_passed_in_the_queue_is_not_served(
 ) -> None:
     """With every worker busy, a call that waits past its deadline is dropped unanswered."""
     running = start_app(serving_rules, watch=False, threads=1)
-    stream, gate = _held_stream(running.stub)
-    future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
-    with pytest.raises(grpc.RpcError) as info:
-        future.result()
-    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    gate.set()
-    assert list(stream) == []
-    wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
+    release = _occupy(running.app.server.lanes.unary)
+    try:
+        future = running.stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=0.2)
+        with pytest.raises(grpc.RpcError) as info:
+            future.result()
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    finally:
+        release.set()
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
         "RateLimited"
     )
@@ -301,3 +343,98 @@ def test_rule_file_limits_are_documented_numbers(tmp_path: Path) -> None:
     readme = (ROOT / "README.md").read_text()
     for value in (MAX_RULE_FILE_BYTES, MAX_RULE_FILES, MAX_PATTERN_CHARS, RE2_MAX_MEM):
         assert f"{value:,}" in readme
+
+
+def test_explain_is_bounded_per_call(running: Running) -> None:
+    """At most MAX_EXPLAINED_PER_CALL explained items a batch; an explanation's text is cut
+    to MAX_EXPLANATION_CHARS and its long fields to MAX_EXPLAINED_TEXT_CHARS."""
+    explained = pb.ClassifyRequest(descriptor=OK, explain=True)
+    too_many = pb.ClassifyBatchRequest(requests=[explained] * (limits.MAX_EXPLAINED_PER_CALL + 1))
+    with pytest.raises(grpc.RpcError) as info:
+        running.stub.ClassifyBatch(too_many, timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    n = limits.MAX_EXPLAINED_PER_CALL
+    assert f"{n + 1} requests ask for explain; at most {n} per call" in str(info.value.details())
+    ok = running.stub.ClassifyBatch(
+        pb.ClassifyBatchRequest(requests=[explained] * limits.MAX_EXPLAINED_PER_CALL), timeout=10
+    )
+    assert len(ok.responses) == limits.MAX_EXPLAINED_PER_CALL
+    text = "y" * limits.MAX_MESSAGE_CHARS
+    big = pb.ExceptionDescriptor(
+        type="x.Y",
+        message=text,
+        causes=[pb.Cause(type=f"c{i}", message=text) for i in range(8)],
+        attributes={f"k{i}": text for i in range(16)},
+    )
+    answer = running.stub.Classify(pb.ClassifyRequest(descriptor=big, explain=True), timeout=10)
+    assert len(answer.explanation.text) <= limits.MAX_EXPLANATION_CHARS + 100
+    assert answer.ByteSize() < 64 * 1024
+
+
+def test_a_batch_of_many_bad_items_is_invalid_argument_with_a_capped_trailer(
+    running: Running,
+) -> None:
+    """1,000 bad items: INVALID_ARGUMENT naming the first 20 and counting the rest."""
+    bad = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type=""))
+    batch = pb.ClassifyBatchRequest(requests=[bad] * limits.MAX_BATCH)
+    with pytest.raises(grpc.RpcError) as info:
+        running.stub.ClassifyBatch(batch, timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = str(info.value.details())
+    assert details.startswith("requests[0].descriptor.type: must not be empty")
+    assert details.endswith("... and 980 more")
+    assert len(details) < 4200
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        (b"\xff\xff\xff", "(a truncated field tag)"),
+        (b"\x0a\x05\x0a\x03\xff\xfe\xfd", "descriptor.type (not UTF-8 at byte 0)"),
+        (b"\x0a\x10abc", "descriptor (length 16 runs past the end)"),
+        (b"\x0b" * 200, "descriptor (wire type 3: groups and bad tags are not accepted)"),
+    ],
+)
+def test_bytes_that_are_not_a_message_are_invalid_argument(
+    running: Running, data: bytes, where: str
+) -> None:
+    """Malformed bytes are INVALID_ARGUMENT naming where, never INTERNAL or UNKNOWN; counted."""
+    call: Any = running.channel.unary_unary("/errorclass.v1.ErrorClassifier/Classify")
+    with pytest.raises(grpc.RpcError) as info:
+        call(data, timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value.details()
+    assert where.split(" ")[0] in str(info.value.details())
+    assert running.metric("errorclass_refused_total", rpc="Classify", reason="malformed") == 1
+    assert running.metric("errorclass_rpcs_total", rpc="Classify", code="INVALID_ARGUMENT") == 1
+
+
+def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
+    good = pb.ClassifyRequest(descriptor=OK).SerializeToString()
+    bad = b"\x0a\x05\x0a\x03\xff\xfe\xfd"
+    batch = b"".join(b"\x0a" + bytes([len(x)]) + x for x in (good, good, bad))
+    call: Any = running.channel.unary_unary("/errorclass.v1.ErrorClassifier/ClassifyBatch")
+    with pytest.raises(grpc.RpcError) as info:
+        call(batch, timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "requests[2].descriptor.type" in str(info.value.details())
+    stream: Any = running.channel.stream_stream("/errorclass.v1.ErrorClassifier/ClassifyStream")
+    with pytest.raises(grpc.RpcError) as info:
+        list(stream(iter([good, bad]), timeout=10))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
+    """While one call is being explained, another asking for explain is refused at once."""
+    assert running.app.server.service is not None
+    slots = running.app.server.service._explain_slots
+    assert slots.acquire(blocking=False)
+    try:
+        with pytest.raises(grpc.RpcError) as info:
+            running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "explain is served 1 call at a time" in str(info.value.details())
+        assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
+    finally:
+        slots.release()
+    answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+    assert answer.explanation.winner_rule_id

@@ -384,3 +384,40 @@ def test_a_reload_lets_the_old_rulesets_answers_go(tmp_path: Path) -> None:
         if isinstance(o, Classification) and o.ruleset_digest == old_digest
     ]
     assert left == []
+
+
+def test_unreadable_entries_of_a_rules_folder_are_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dangling link, a link loop and a FIFO are skipped, each named in a rules_warning."""
+    import os
+
+    from classifier.server.reload import load_checked
+
+    root = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    (root / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (root / "loop").symlink_to(root)
+    os.mkfifo(root / "pipe.yaml")
+    capsys.readouterr()
+    assert load_checked(root, None).version == "1.0.0"
+    [line] = [json.loads(x) for x in capsys.readouterr().err.splitlines()]
+    assert line["event"] == "rules_warning"
+    skipped = "\n".join(line["skipped"])
+    assert "gone.yaml: a dangling link" in skipped
+    assert "loop: a link loop" in skipped
+    assert "pipe.yaml: not a file" in skipped
+
+
+def test_a_dropped_ruleset_is_freed_by_reference_counting() -> None:
+    """What lets a reload freeze the new rules out of the collector without leaking the
+    old: a compiled ruleset holds no reference cycles."""
+    import gc
+
+    from classifier import load_ruleset
+    from tests.support import BUNDLED_RULES
+
+    gc.collect()
+    ruleset = load_ruleset(BUNDLED_RULES)
+    gc.collect()
+    del ruleset
+    assert gc.collect() == 0

@@ -145,9 +145,10 @@ def test_origin_settles_the_class_and_a_conflict_offers_the_tied_classes(
     )
     assert tool["class"]["settled"] is True
     assert tool["class"]["proposed"] == "ToolError"
-    # the case file drafted from the examples keeps no email, and still passes (checked)
+    # the case file drafted from the examples keeps no email (the server's redactor masked it
+    # before the decision log was written), and still passes (checked)
     messages = sorted(case["descriptor"]["message"] for case in tool["cases"])
-    assert messages == [f"tool {i} broke for <REDACTED:email>" for i in range(3)]
+    assert messages == [f"tool {i} broke for [REDACTED:email]" for i in range(3)]
     assert conflict["class"]["settled"] is False
     assert [c["class"] for c in conflict["class"]["plausible"]][:2] == [
         "ProviderError",

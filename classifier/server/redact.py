@@ -1,0 +1,164 @@
+"""One redactor for everything the server writes that carries a descriptor.
+
+Provider error messages echo prompts, API-key fragments, bearer tokens and
+e-mail addresses. Before a descriptor reaches the decision log, a shadow
+example or any log line, its free text (each `message`, each attribute value,
+each `code`) passes through the masks here: the built-in ones below, then the
+installation's own (`serve --redact-pattern NAME=RE2`). A match is replaced by
+`[REDACTED:NAME]`, and the record says what was masked, so a replay knows:
+
+    "redacted": {"fields": ["descriptor.message"], "masks": {"openai_key": 1}}
+
+Matching always sees the original descriptor: only what is stored is masked.
+Patterns are RE2, so a pattern's cost is linear in the text whatever it says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import re2
+
+REPLACEMENT = "[REDACTED:{name}]"
+MAX_PATTERNS = 64
+MAX_PATTERN_CHARS = 2048
+
+BUILT_IN: tuple[tuple[str, str], ...] = (
+    ("anthropic_key", r"sk-ant-[A-Za-z0-9_\-]{16,}"),
+    ("openai_key", r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("bearer", r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=\-]{8,}"),
+    ("authorization", r"(?i)\b(?:x-api-key|api[_-]?key|authorization)\s*[:=]\s*\S{8,}"),
+    ("email", r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"),
+    ("hex_secret", r"\b[0-9a-fA-F]{32,}\b"),
+    ("long_secret", r"[A-Za-z0-9+/_\-]{40,}={0,2}"),
+)
+"""(name, RE2) in the order applied: the specific before the general."""
+
+_NEEDS_DIGIT = {"long_secret"}
+"""Masks that apply only when the match has a digit as well as a letter, so a long
+identifier (`AbstractSingletonProxyFactoryBean...`) is not taken for a secret."""
+
+
+class RedactionError(ValueError):
+    """A configured pattern that is not valid RE2, or too many or too long."""
+
+
+@dataclass
+class Masked:
+    """What one record had masked: the fields, and how many matches of each mask."""
+
+    fields: list[str] = field(default_factory=list)
+    masks: dict[str, int] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"fields": self.fields, "masks": self.masks}
+
+
+def parse_pattern(spec: str, index: int) -> tuple[str, str]:
+    """`NAME=RE2`, or a bare RE2 named `custom_N`."""
+    name, sep, pattern = spec.partition("=")
+    if not sep or not name.replace("_", "").replace("-", "").isalnum():
+        name, pattern = f"custom_{index}", spec
+    return name, pattern
+
+
+class Redactor:
+    """Masks secrets in text with the built-in patterns and `extra` ones (name, RE2)."""
+
+    def __init__(self, extra: Iterable[tuple[str, str]] = (), *, built_in: bool = True) -> None:
+        specs = [*(BUILT_IN if built_in else ()), *extra]
+        if len(specs) > len(BUILT_IN) + MAX_PATTERNS:
+            raise RedactionError(f"at most {MAX_PATTERNS} redaction patterns")
+        self._masks: list[tuple[str, Any]] = []
+        options = re2.Options()
+        options.log_errors = False
+        for name, pattern in specs:
+            if len(pattern) > MAX_PATTERN_CHARS:
+                raise RedactionError(
+                    f"redaction pattern {name}: {len(pattern)} characters exceed "
+                    f"{MAX_PATTERN_CHARS}"
+                )
+            try:
+                compiled = re2.compile(pattern, options)
+            except re2.error as exc:
+                raise RedactionError(f"redaction pattern {name}: not valid RE2: {exc}") from None
+            self._masks.append((name, compiled))
+
+    @classmethod
+    def from_specs(cls, specs: Sequence[str]) -> Redactor:
+        return cls(parse_pattern(s, i) for i, s in enumerate(specs, start=1))
+
+    def text(self, value: str, counts: dict[str, int] | None = None) -> str:
+        """`value` with every match masked; matches counted into `counts` by mask."""
+        if not value:
+            return value
+        for name, pattern in self._masks:
+            if not pattern.search(value):
+                continue
+            value = self._sub(name, pattern, value, counts)
+        return value
+
+    @staticmethod
+    def _sub(name: str, pattern: Any, value: str, counts: dict[str, int] | None) -> str:
+        out: list[str] = []
+        at = 0
+        found = 0
+        for m in pattern.finditer(value):
+            hit = m.group(0)
+            if name in _NEEDS_DIGIT and not (
+                any(c.isdigit() for c in hit) and any(c.isalpha() for c in hit)
+            ):
+                continue
+            out += [value[at : m.start()], REPLACEMENT.format(name=name)]
+            at = m.end()
+            found += 1
+        if not found:
+            return value
+        out.append(value[at:])
+        if counts is not None:
+            counts[name] = counts.get(name, 0) + found
+        return "".join(out)
+
+    def descriptor(
+        self, data: Mapping[str, Any], prefix: str = "descriptor"
+    ) -> tuple[dict[str, Any], Masked]:
+        """A descriptor dict (descriptor-file shape) with its free text masked, and what was."""
+        masked = Masked()
+        out = self._subject(data, prefix, masked)
+        if "attributes" in data:
+            attributes = {}
+            for key, value in data["attributes"].items():
+                attributes[key] = self._field(value, f"{prefix}.attributes.{key}", masked)
+            out["attributes"] = attributes
+        if "causes" in data:
+            out["causes"] = [
+                self._subject(c, f"{prefix}.causes[{i}]", masked)
+                for i, c in enumerate(data["causes"])
+            ]
+        return out, masked
+
+    def _subject(self, data: Mapping[str, Any], prefix: str, masked: Masked) -> dict[str, Any]:
+        out = dict(data)
+        for key in ("message", "code"):
+            if key in out and isinstance(out[key], str):
+                out[key] = self._field(out[key], f"{prefix}.{key}", masked)
+        return out
+
+    def _field(self, value: str, where: str, masked: Masked) -> str:
+        before = sum(masked.masks.values())
+        result = self.text(value, masked.masks)
+        if sum(masked.masks.values()) != before:
+            masked.fields.append(where)
+        return result
+
+
+DEFAULT = Redactor()
+"""The built-in masks alone."""

@@ -1,0 +1,76 @@
+"""The redactor: each built-in mask, the installation's own, and what is recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.attacks import SECRETS
+from classifier.server.redact import RedactionError, Redactor
+
+
+@pytest.mark.parametrize(
+    ("text", "mask"),
+    [
+        (f"key {SECRETS['openai']} leaked", "openai_key"),
+        ("sk-abcdefghijklmnopqrstuvwxyz012345", "openai_key"),
+        (SECRETS["anthropic"], "anthropic_key"),
+        (SECRETS["aws"], "aws_access_key"),
+        (SECRETS["aws_session"], "aws_access_key"),
+        (SECRETS["google"], "google_api_key"),
+        (SECRETS["github"], "github_token"),
+        (SECRETS["github_pat"], "github_token"),
+        (f"Bearer {SECRETS['bearer']}", "bearer"),
+        (f"Basic {SECRETS['basic']}", "bearer"),
+        ("x-api-key: abcdefgh12345678", "authorization"),
+        (f"write to {SECRETS['email']}", "email"),
+        (SECRETS["hex"], "hex_secret"),
+        ("token dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZSAxMjM0NTY3OA==", "bearer"),
+        ("blob dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZSAxMjM0NTY3OA==", "long_secret"),
+    ],
+)
+def test_each_built_in_mask(text: str, mask: str) -> None:
+    counts: dict[str, int] = {}
+    masked = Redactor().text(text, counts)
+    assert f"[REDACTED:{mask}]" in masked
+    assert mask in counts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openai.RateLimitError: Rate limit reached for gpt-4o in organization org-abc",
+        "org.springframework.beans.factory.AbstractSingletonProxyFactoryBeanImplementation",
+        "HTTP 429 Too Many Requests",
+        "deadline exceeded after 30s",
+    ],
+)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert Redactor().text(text) == text
+
+
+def test_installation_patterns_and_the_record() -> None:
+    redactor = Redactor.from_specs(["customer=cust_[0-9]{6}", "TKT-[0-9]+"])
+    data, masked = redactor.descriptor(
+        {
+            "type": "x.Y",
+            "message": "customer cust_123456 asked",
+            "attributes": {"ticket": "TKT-42", "plain": "fine"},
+            "causes": [{"type": "c", "message": f"mail {SECRETS['email']}"}],
+        }
+    )
+    assert data["message"] == "customer [REDACTED:customer] asked"
+    assert data["attributes"] == {"ticket": "[REDACTED:custom_2]", "plain": "fine"}
+    assert data["causes"][0]["message"] == "mail [REDACTED:email]"
+    assert masked.as_dict() == {
+        "fields": [
+            "descriptor.message",
+            "descriptor.attributes.ticket",
+            "descriptor.causes[0].message",
+        ],
+        "masks": {"customer": 1, "custom_2": 1, "email": 1},
+    }
+
+
+def test_a_bad_pattern_is_refused_with_its_name() -> None:
+    with pytest.raises(RedactionError, match="redaction pattern mine: not valid RE2"):
+        Redactor.from_specs(["mine=(unclosed"])
