@@ -128,11 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if result.total == 0:
         print("classifier diff: the corpus is empty: nothing was compared", file=sys.stderr)
         return EXIT_INVALID
-    if args.require_version_bump and result.transitions and not result.version_bumped:
-        print(
-            f"classifier diff: {result.changed} descriptor(s) change but the ruleset version is "
-            f"still {head.version}; bump `version:` in ruleset.yaml (and add a changelog entry)",
-            file=sys.stderr,
-        )
+    if args.require_version_bump and (why := result.unbumped()) is not None:
+        print(f"classifier diff: {why}", file=sys.stderr)
         return EXIT_NOT_BUMPED
     return EXIT_OK

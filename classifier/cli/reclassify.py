@@ -332,11 +332,7 @@ def _replay(args: argparse.Namespace, tmp: Path) -> int:
     if diff.total == 0:
         print("classifier reclassify: the input is empty: nothing was compared", file=sys.stderr)
         return EXIT_INVALID
-    if args.require_version_bump and diff.transitions and not diff.version_bumped:
-        print(
-            f"classifier reclassify: {diff.changed} descriptor(s) change but the ruleset version "
-            f"is still {head.version}; bump `version:` in ruleset.yaml",
-            file=sys.stderr,
-        )
+    if args.require_version_bump and (why := diff.unbumped()) is not None:
+        print(f"classifier reclassify: {why}", file=sys.stderr)
         return EXIT_BAD_ROWS
     return EXIT_OK

@@ -120,6 +120,15 @@ class RuleDiff:
     def version_bumped(self) -> bool:
         return self.base.version != self.head.version
 
+    def unbumped(self) -> str | None:
+        """Why `--require-version-bump` fails (answers changed, the version did not), or None."""
+        if not self.transitions or self.version_bumped:
+            return None
+        return (
+            f"{self.changed} descriptor(s) change but the ruleset version is still "
+            f"{self.head.version}; bump `version:` in ruleset.yaml (and add a changelog entry)"
+        )
+
     def groups(self) -> list[Group]:
         """Changes by (old class, new class), the largest group first."""
         transitions: dict[tuple[str, str], list[Transition]] = {}
