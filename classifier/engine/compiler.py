@@ -35,6 +35,7 @@ from classifier.engine.conditions import (
     CauseMatches,
     Condition,
     FieldIn,
+    FieldPresent,
     MessageMatches,
     TypeIs,
     weight,
@@ -437,7 +438,7 @@ def _rule(
 def _cost(c: Condition) -> int:
     """Cheapest first: a set lookup, then a dict lookup, the type chain, causes, RE2."""
     match c:
-        case FieldIn():
+        case FieldIn() | FieldPresent():
             return 0
         case AttributeIs():
             return 1
@@ -473,6 +474,8 @@ def _conditions(
         out.append(FieldIn("grpc_status", when.grpc_status, text("grpc_status")))
     if when.code is not None:
         out.append(FieldIn("code", when.code, text("code")))
+    for name in when.has or ():
+        out.append(FieldPresent(name, _text("has", name)))
     if when.message is not None:
         pattern = _pattern(when.message, (*path, "message"), problem)
         if pattern is not None:

@@ -68,6 +68,18 @@ class FieldIn(_Compiled):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class FieldPresent(_Compiled):
+    """A plain field of the subject is set (`has: code`): evidence is there, whatever it says.
+
+    It weighs nothing in precedence: `code: X` implies `has: code`, so a rule
+    that only asks for a code to be present must never outrank one that names it.
+    """
+
+    field: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class MessageMatches(_Compiled):
     """The message contains a match of an RE2 pattern (compiled once, by the compiler).
 
@@ -99,7 +111,7 @@ class CauseMatches(_Compiled):
     text: str
 
 
-Condition = TypeIs | FieldIn | MessageMatches | AttributeIs | CauseMatches
+Condition = TypeIs | FieldIn | FieldPresent | MessageMatches | AttributeIs | CauseMatches
 """Every kind of condition. Analyses match over it and end in `assert_never`."""
 
 
@@ -112,6 +124,9 @@ def _predicate(c: Condition) -> Test:
         case FieldIn(field=name, values=values):
             get = attrgetter(name)
             return lambda s: get(s) in values
+        case FieldPresent(field=name):
+            get = attrgetter(name)
+            return lambda s: is_set(get(s))
         case MessageMatches(pattern=pattern, literals=literals):
             search = pattern.search
             present = literals.present if literals.runs else None
@@ -132,11 +147,18 @@ def _predicate(c: Condition) -> Test:
             assert_never(c)
 
 
+def is_set(value: Any) -> bool:
+    """Whether a descriptor field carries a value: not None, not empty, not `unspecified`."""
+    return value is not None and value != "" and getattr(value, "name", None) != "unspecified"
+
+
 def weight(c: Condition) -> int:
     """How many conditions this counts as for precedence (a cause, as many as it holds)."""
     match c:
         case TypeIs() | FieldIn() | MessageMatches() | AttributeIs():
             return 1
+        case FieldPresent():
+            return 0
         case CauseMatches(conditions=inner):
             return sum(weight(i) for i in inner)
         case _:

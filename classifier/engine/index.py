@@ -25,6 +25,7 @@ from classifier.engine.conditions import (
     CauseMatches,
     Condition,
     FieldIn,
+    FieldPresent,
     MessageMatches,
     TypeIs,
 )
@@ -125,7 +126,7 @@ def _index_key(c: Condition) -> FieldIn | None:
     match c:
         case FieldIn(field=name):
             return c if name in INDEXED_FIELDS else None
-        case TypeIs() | MessageMatches() | AttributeIs() | CauseMatches():
+        case TypeIs() | FieldPresent() | MessageMatches() | AttributeIs() | CauseMatches():
             return None
         case _:
             assert_never(c)

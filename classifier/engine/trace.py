@@ -18,8 +18,10 @@ from classifier.engine.conditions import (
     CauseMatches,
     Condition,
     FieldIn,
+    FieldPresent,
     MessageMatches,
     TypeIs,
+    is_set,
 )
 from classifier.engine.ruleset import UNTYPED_DEPTH, CompiledRule, Match
 from classifier.taxonomy import GRPC_CODE_NAMES
@@ -198,9 +200,9 @@ def observed(c: Condition, subject: Any) -> str:
             if len(chain) == 1:
                 return f"the type is {chain[0]}, with no supertypes"
             return f"the type is {chain[0]}, supertypes {', '.join(chain[1:])}"
-        case FieldIn(field=name):
+        case FieldIn(field=name) | FieldPresent(field=name):
             value = getattr(subject, name)
-            if value is None or value == "" or getattr(value, "name", None) == "unspecified":
+            if not is_set(value):
                 return f"{name} is not set"
             if name == "grpc_status":
                 return f"{name} is {GRPC_CODE_NAMES.get(value, value)}"

@@ -42,8 +42,10 @@ from classifier.engine.conditions import (
     CauseMatches,
     Condition,
     FieldIn,
+    FieldPresent,
     MessageMatches,
     TypeIs,
+    is_set,
 )
 from classifier.engine.evaluate import classify, ranked_matches
 from classifier.engine.ruleset import CompiledRule, Ruleset
@@ -312,6 +314,8 @@ def _key(condition: Condition) -> str:
             return "type"
         case FieldIn(field=name):
             return name
+        case FieldPresent(field=name):
+            return f"has.{name}"
         case MessageMatches():
             return "message"
         case AttributeIs(name=name):
@@ -334,7 +338,11 @@ def _signature(conditions: Iterable[Condition]) -> object:
 def _covers(wide: Sequence[Condition], narrow: Sequence[Condition]) -> bool:
     """Whether every condition in `wide` holds wherever all of `narrow` hold."""
     by_key = {_key(c): c for c in narrow}
-    return all(_implies(by_key.get(_key(w)), w) for w in wide)
+    return all(
+        _implies(by_key.get(_key(w)), w)
+        or (isinstance(w, FieldPresent) and _implies(by_key.get(w.field), w))
+        for w in wide
+    )
 
 
 def _implies(narrow: Condition | None, wide: Condition) -> bool:
@@ -344,6 +352,12 @@ def _implies(narrow: Condition | None, wide: Condition) -> bool:
             return isinstance(narrow, TypeIs) and narrow.names <= names
         case FieldIn(values=values):
             return isinstance(narrow, FieldIn) and narrow.values <= values
+        case FieldPresent(field=name):
+            return isinstance(narrow, FieldPresent) or (
+                isinstance(narrow, FieldIn)
+                and narrow.field == name
+                and all(is_set(v) for v in narrow.values)
+            )
         case AttributeIs(values=values):
             return isinstance(narrow, AttributeIs) and narrow.values <= values
         case MessageMatches(pattern=pattern):
@@ -426,7 +440,7 @@ def _tests_message(c: Condition) -> bool:
             return True
         case CauseMatches(conditions=inner):
             return _message_condition(inner) is not None
-        case TypeIs() | FieldIn() | AttributeIs():
+        case TypeIs() | FieldIn() | FieldPresent() | AttributeIs():
             return False
         case _:
             assert_never(c)
@@ -445,7 +459,7 @@ def _is_structural(c: Condition) -> bool:
             return name in _STRUCTURAL_FIELDS
         case CauseMatches(conditions=inner):
             return _structural(inner)
-        case MessageMatches() | AttributeIs():
+        case FieldPresent() | MessageMatches() | AttributeIs():
             return False
         case _:
             assert_never(c)

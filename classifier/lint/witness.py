@@ -28,6 +28,7 @@ from classifier.engine.conditions import (
     CauseMatches,
     Condition,
     FieldIn,
+    FieldPresent,
     MessageMatches,
     TypeIs,
 )
@@ -40,6 +41,15 @@ from classifier.taxonomy import Origin
 FRESH_TYPE = "lint.Witness"
 FRESH_CAUSE_TYPE = "lint.Cause"
 CAUSE_CHOICES = 2
+PLACEHOLDERS: dict[str, frozenset[Any]] = {
+    "http_status": frozenset({599}),
+    "grpc_status": frozenset({2}),
+    "code": frozenset({"lint_witness_code"}),
+    "provider": frozenset({"lint-witness"}),
+    "language": frozenset({"lint-witness"}),
+}
+"""A value for each field `has:` can ask for, used when no other condition names one."""
+PLACEHOLDER_MESSAGE = "lint witness message"
 ATTEMPTS_PER_WITNESS = 8
 """How many combinations may fail (a value over a descriptor limit) per witness produced."""
 
@@ -58,7 +68,12 @@ class _Constraints:
     attributes: dict[str, frozenset[str]] = field(default_factory=dict)
     messages: list[Any] = field(default_factory=list)
     causes: list[CauseMatches] = field(default_factory=list)
+    present: set[str] = field(default_factory=set)
     satisfiable: bool = True
+
+    def settled(self) -> dict[str, frozenset[Any]]:
+        """The value sets of every plain field, a placeholder where `has:` asks only for one."""
+        return {**{f: PLACEHOLDERS[f] for f in self.present - {"message"}}, **self.fields}
 
     def add(self, condition: Condition) -> None:
         match condition:
@@ -68,6 +83,8 @@ class _Constraints:
             case FieldIn(field=name, values=values):
                 self.fields[name] = _meet(self.fields.get(name), values)
                 self.satisfiable &= bool(self.fields[name])
+            case FieldPresent(field=name):
+                self.present.add(name)
             case AttributeIs(name=name, values=values):
                 self.attributes[name] = _meet(self.attributes.get(name), values)
                 self.satisfiable &= bool(self.attributes[name])
@@ -101,7 +118,7 @@ def plain_values(rule: CompiledRule) -> dict[str, frozenset[Any]]:
                 out[name] = values
             case AttributeIs(name=name, values=values):
                 out[f"attributes.{name}"] = values
-            case MessageMatches() | CauseMatches():
+            case FieldPresent() | MessageMatches() | CauseMatches():
                 pass
             case _:
                 assert_never(c)
@@ -146,7 +163,7 @@ class WitnessBuilder:
             case CauseMatches(conditions=inner):
                 for c in inner:
                     self._count(c, "cause.", names)
-            case MessageMatches():
+            case FieldPresent() | MessageMatches():
                 pass
             case _:
                 assert_never(condition)
@@ -162,12 +179,12 @@ class WitnessBuilder:
         dims: list[tuple[str, list[Any]]] = [
             ("type", self._ordered("type", need.types) if need.types else [self.fresh_type])
         ]
-        dims += [(f, self._ordered(f, vs)) for f, vs in sorted(need.fields.items())]
+        dims += [(f, self._ordered(f, vs)) for f, vs in sorted(need.settled().items())]
         dims += [
             (f"attributes.{name}", self._ordered(f"attributes.{name}", vs))
             for name, vs in sorted(need.attributes.items())
         ]
-        messages = patterns.combined(need.messages)
+        messages = _messages(need, patterns.combined(need.messages))
         if not messages:
             return
         dims.append(("message", messages))
@@ -192,8 +209,8 @@ class WitnessBuilder:
         if not need.satisfiable:
             return
         types = self._ordered("cause.type", need.types) if need.types else [self.fresh_cause_type]
-        fields = {f: self._ordered(f"cause.{f}", vs) for f, vs in need.fields.items()}
-        messages = patterns.combined(need.messages, limit=CAUSE_CHOICES)
+        fields = {f: self._ordered(f"cause.{f}", vs) for f, vs in need.settled().items()}
+        messages = _messages(need, patterns.combined(need.messages, limit=CAUSE_CHOICES))
         dims = [types, *fields.values(), messages]
         produced = 0
         sizes = [len(values) for values in dims]
@@ -219,6 +236,13 @@ class WitnessBuilder:
                 produced += 1
                 if produced >= CAUSE_CHOICES:
                     return
+
+
+def _messages(need: _Constraints, samples: list[str]) -> list[str]:
+    """The candidate messages; a non-empty one when `has: message` asks for one."""
+    if "message" not in need.present:
+        return samples
+    return [m for m in samples if m] or [PLACEHOLDER_MESSAGE]
 
 
 def _matches(rule: CompiledRule, d: Descriptor) -> bool:

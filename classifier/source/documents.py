@@ -270,6 +270,21 @@ _RuleLintCode = Annotated[str, _choices(RULE_LINT_CODES)]
 _LintCode = Annotated[str, _choices(LINT_CODES)]
 
 
+CausePresent = Literal["http_status", "grpc_status", "code", "message"]
+Present = Literal["http_status", "grpc_status", "code", "message", "provider", "language"]
+"""The fields `has:` can ask for: the plain ones a descriptor (or a cause) may leave unset."""
+
+
+def _distinct(values: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_non_empty(values, "fields")))
+
+
+CauseFields = Annotated[
+    tuple[str, ...], parsed_as(list[CausePresent], _distinct), one_or_many(CausePresent)
+]
+Fields = Annotated[tuple[str, ...], parsed_as(list[Present], _distinct), one_or_many(Present)]
+
+
 class CauseWhenDoc(Doc):
     """Conditions a cause in the chain can satisfy (the fields a Cause carries), parsed."""
 
@@ -280,6 +295,12 @@ class CauseWhenDoc(Doc):
     grpc_status: GrpcCodes | None = None
     code: Codes | None = None
     message: Pattern | None = None
+    has: (
+        Annotated[
+            tuple[str, ...], parsed_as(list[CausePresent], _distinct), one_or_many(CausePresent)
+        ]
+        | None
+    ) = None
 
 
 class WhenDoc(CauseWhenDoc):
@@ -292,6 +313,7 @@ class WhenDoc(CauseWhenDoc):
     language: Labels | None = None
     attributes: Attributes | None = None
     cause: CauseWhenDoc | None = None
+    has: Fields | None = None
 
 
 def _rule_class(value: str) -> ErrorClass:

@@ -7,8 +7,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from tests.support import ROOT
+from classifier import CauseInput, Origin, build_descriptor, classify, explain, load_ruleset
+from tests.support import ROOT, MakeRuleset
 
 NEW_KIND = '''
 
@@ -26,7 +28,9 @@ def test_a_new_condition_kind_fails_mypy_wherever_it_is_not_handled(tmp_path: Pa
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     conditions = tmp_path / "classifier" / "engine" / "conditions.py"
     text = conditions.read_text(encoding="utf-8")
-    union = "Condition = TypeIs | FieldIn | MessageMatches | AttributeIs | CauseMatches"
+    union = (
+        "Condition = TypeIs | FieldIn | FieldPresent | MessageMatches | AttributeIs | CauseMatches"
+    )
     assert union in text
     text = text.replace(union, NEW_KIND + "\n\n" + union + " | LanguageKnown")
     conditions.write_text(text, encoding="utf-8")
@@ -49,3 +53,52 @@ def test_a_new_condition_kind_fails_mypy_wherever_it_is_not_handled(tmp_path: Pa
         "classifier/lint/witness.py",
     }, run.stdout
     assert "assert_never" in run.stdout or "Never" in run.stdout
+
+
+def test_has_asks_for_evidence_and_weighs_nothing(make_ruleset: MakeRuleset) -> None:
+    """`has: code` holds for any code and never outranks a rule that names the code."""
+    ruleset = load_ruleset(
+        make_ruleset(
+            """
+            rules:
+              - id: any-400-with-a-code
+                when: {origin: provider, http_status: 400, has: code}
+                class: ProviderError
+              - id: context-window
+                when: {origin: provider, code: context_length_exceeded}
+                class: BudgetExceeded
+                priority: 1
+              - id: cause-with-a-message
+                when: {type: x.Wrapper, cause: {has: [code, message]}}
+                class: Timeout
+            """
+        )
+    )
+    rules = {r.id: r for r in ruleset.rules}
+    assert rules["any-400-with-a-code"].condition_count == 2
+    assert rules["cause-with-a-message"].condition_count == 1
+
+    def answer(**fields: Any) -> str:
+        return classify(ruleset, build_descriptor(**{"type": "x.E", **fields})).rule_id
+
+    assert answer(origin=Origin.provider, http_status=400, code="invalid_value") == (
+        "any-400-with-a-code"
+    )
+    assert answer(origin=Origin.provider, http_status=400) == ""
+    assert answer(origin=Origin.provider, http_status=400, code="context_length_exceeded") == (
+        "context-window"
+    )
+    cause = CauseInput(type="x.C", code="E1", message="")
+    assert classify(ruleset, build_descriptor(type="x.Wrapper", causes=[cause])).rule_id == ""
+    cause = CauseInput(type="x.C", code="E1", message="boom")
+    assert classify(ruleset, build_descriptor(type="x.Wrapper", causes=[cause])).rule_id == (
+        "cause-with-a-message"
+    )
+    near = explain(ruleset, build_descriptor(type="x.E", origin=Origin.provider, http_status=400))
+    assert near.explanation is not None
+    (first, *_) = near.explanation.near_misses
+    assert (first.rule_id, first.failed_conditions, first.observed) == (
+        "any-400-with-a-code",
+        ("has: code",),
+        ("code is not set",),
+    )

@@ -50,9 +50,14 @@ when = st.fixed_dictionaries(
         "language": st.sampled_from(["java", "python"]),
         "message": st.sampled_from(PATTERNS),
         "attributes": st.sampled_from([{"calls": "0"}, {"calls": ["1", "2"]}]),
+        "has": st.sampled_from(["code", "http_status", ["provider", "message"]]),
         "cause": st.fixed_dictionaries(
             {"type": st.sampled_from(CAUSE_TYPES)},
-            optional={"message": st.sampled_from(PATTERNS), "http_status": st.just(503)},
+            optional={
+                "message": st.sampled_from(PATTERNS),
+                "http_status": st.just(503),
+                "has": st.sampled_from(["code", "message"]),
+            },
         ),
     },
 )
