@@ -45,9 +45,9 @@ from typing import Any
 
 from classifier.answer import Classification, classification_dict
 from classifier.descriptor import Descriptor
+from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import RateLimitedLog, log, utc_time
 from classifier.server.metrics import Metrics
-from classifier.server.redact import DEFAULT, Redactor
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 

@@ -22,6 +22,7 @@ from typing import Any
 import classifier
 from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
+from classifier.redact import Redactor
 from classifier.server.admin import AdminServer
 from classifier.server.app import (
     DEFAULT_ADDRESS,
@@ -40,7 +41,6 @@ from classifier.server.decisions import (
 from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.log import log
 from classifier.server.metrics import Metrics
-from classifier.server.redact import Redactor
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -76,7 +76,7 @@ class ServeConfig:
     decision_log_backups: int = DEFAULT_BACKUPS
     decision_log_queue_bytes: int = DEFAULT_QUEUE_BYTES
     redact_patterns: tuple[str, ...] = ()
-    """The installation's own masks, `NAME=RE2` (see classifier.server.redact)."""
+    """The installation's own masks, `NAME=RE2` (see classifier.redact)."""
     shadow_examples: int = DEFAULT_EXAMPLES
     unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
     """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
@@ -141,7 +141,9 @@ class App:
             else None
         )
         self.sample = (
-            UnknownSample(self.metrics, max_bytes=config.unknown_sample_bytes)
+            UnknownSample(
+                self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
+            )
             if config.metrics_address and config.unknown_sample_bytes > 0
             else None
         )

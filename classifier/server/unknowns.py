@@ -22,16 +22,16 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
 
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
+from classifier.redact import DEFAULT, Redactor
 from classifier.server.decisions import answer_dict
 from classifier.server.log import utc_time
 from classifier.server.metrics import Metrics
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
-from classifier.unknowns.mask import mask, redact
+from classifier.unknowns.mask import mask
 from classifier.unknowns.structure import structural_key
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
@@ -49,26 +49,19 @@ class _Entry:
     size: int
 
 
-def redacted_descriptor(d: Descriptor) -> dict[str, Any]:
-    """The descriptor-file shape with secrets replaced in every free-text field."""
-    data = descriptor_dict(d)
-    if "message" in data:
-        data["message"] = redact(data["message"])
-    for cause in data.get("causes", ()):
-        if "message" in cause:
-            cause["message"] = redact(cause["message"])
-    if "attributes" in data:
-        data["attributes"] = {k: redact(v) for k, v in data["attributes"].items()}
-    return data
-
-
 class UnknownSample:
     """The newest Unknown per failure, redacted, within `max_bytes`."""
 
     def __init__(
-        self, metrics: Metrics, *, max_bytes: int = DEFAULT_MAX_BYTES, queue_size: int = QUEUE_SIZE
+        self,
+        metrics: Metrics,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        queue_size: int = QUEUE_SIZE,
+        redactor: Redactor = DEFAULT,
     ) -> None:
         self.max_bytes = max_bytes
+        self.redactor = redactor
         self.metrics = metrics
         self._queue: queue.Queue[tuple[float, Descriptor, Classification] | None] = queue.Queue(
             queue_size
@@ -101,7 +94,7 @@ class UnknownSample:
 
     def add(self, at: float, descriptor: Descriptor, result: Classification) -> None:
         """Keep this Unknown as its key's newest (the worker thread calls this)."""
-        data = redacted_descriptor(descriptor)
+        data, _ = self.redactor.descriptor(descriptor_dict(descriptor))
         reason = result.unknown_reason.name
         key = hashlib.blake2b(
             f"{structural_key(data, reason).text()}\n{mask(data.get('message', ''))}".encode(),

@@ -1,4 +1,4 @@
-"""What varies in a message, replaced by a placeholder; and what must not be kept, redacted.
+"""What varies in a message, replaced by a placeholder.
 
 `mask` turns `Node 'summarize' raised asyncio.CancelledError after 30s (run 7f3c...)` into
 `Node <QUOTED> raised asyncio.CancelledError after <NUM> (run <HEX>)`: two messages of one
@@ -6,8 +6,8 @@ failure then read the same, and the template miner only has to find what masking
 URLs, emails, quoted values and payloads are masked first (a URL before the host and the
 numbers inside it), then each token that may hold a value is masked on its own.
 
-`redact` is for what is stored rather than grouped (the server's live sample): bearer
-tokens, API keys and emails are replaced, the rest of the message kept.
+Secrets are another matter: what is stored rather than grouped passes through
+`classifier.redact`, the one redactor.
 """
 
 from __future__ import annotations
@@ -115,25 +115,3 @@ def mask(message: str) -> str:
     if len(tokens) > MAX_TOKENS:
         tokens = [*tokens[:MAX_TOKENS], "<*>"]
     return " ".join(tokens)
-
-
-_SECRETS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
-    (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1\2<REDACTED>"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), "<REDACTED:api_key>"),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "<REDACTED:aws_key>"),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), "<REDACTED:api_key>"),
-    (re.compile(r"\b(?:ghp|gho|ghs|xox[abpr])[-_][A-Za-z0-9-]{10,}"), "<REDACTED:token>"),
-    (
-        re.compile(r"(?i)\b(api[_-]?key|secret|password|passwd|authorization)(\s*[=:]\s*)\S+"),
-        r"\1\2<REDACTED>",
-    ),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "<REDACTED:email>"),
-)
-
-
-def redact(text: str) -> str:
-    """text with bearer tokens, API keys (sk-..., AKIA..., AIza...), other tokens, `key=value`
-    secrets and emails replaced; cheap for text without them (one scan per kind)."""
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text

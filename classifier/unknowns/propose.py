@@ -48,6 +48,7 @@ from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
+from classifier.redact import DEFAULT as REDACTOR
 from classifier.regress.cases import read_case_file
 from classifier.regress.corpus import Entry
 from classifier.regress.diff import RuleDiff, diff_rulesets, render_json, render_markdown
@@ -56,7 +57,7 @@ from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 from classifier.text import and_list, plural
 from classifier.unknowns.cluster import Cluster, Clusters
-from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS, redact
+from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS
 from classifier.unknowns.report import Assessed, Report
 
 DRAFTS_FOLDER = "unknowns-drafts"
@@ -545,21 +546,9 @@ def _cases(c: Cluster, rule_id: str, klass: ClassChoice) -> list[dict[str, Any]]
 
 
 def _redacted(data: dict[str, Any]) -> dict[str, Any]:
-    """A descriptor fit for a case file in a repository: secrets in messages and attributes
-    replaced (the case must still pass, which the checks confirm)."""
-    out = dict(data)
-    if isinstance(out.get("message"), str):
-        out["message"] = redact(out["message"])
-    if isinstance(out.get("attributes"), dict):
-        out["attributes"] = {k: redact(str(v)) for k, v in out["attributes"].items()}
-    if isinstance(out.get("causes"), list):
-        out["causes"] = [
-            {**cause, "message": redact(cause["message"])}
-            if isinstance(cause, dict) and isinstance(cause.get("message"), str)
-            else cause
-            for cause in out["causes"]
-        ]
-    return out
+    """A descriptor fit for a case file in a repository: secrets in its free text replaced by
+    the same masks the server applies (the case must still pass, which the checks confirm)."""
+    return REDACTOR.descriptor(data)[0]
 
 
 def propose(report: Report, checker: Checker) -> list[Proposal]:

@@ -57,14 +57,19 @@ def test_a_flood_of_unique_unknowns_stays_within_the_cap(serving_rules: Path) ->
 def test_the_live_sample_is_redacted_and_read_by_unknowns_addr(
     serving_rules: Path, start_app: StartApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    running = start_app(serving_rules, watch=False, unknown_sample_bytes=64 * 1024)
+    running = start_app(
+        serving_rules,
+        watch=False,
+        unknown_sample_bytes=64 * 1024,
+        redact_patterns=("ticket=TICKET-[0-9]+",),
+    )
     secrets = ("sk-proj-abcdefghijklmnop1234", "AKIAIOSFODNN7EXAMPLE", "alice@example.com")
     requests = [
         pb.ClassifyRequest(
             descriptor=pb.ExceptionDescriptor(
                 type="com.acme.GatewayError",
                 language="java",
-                message=f"call {i} refused for key {secrets[i % 2]} (owner {secrets[2]})",
+                message=f"call {i} refused for key {secrets[i % 2]} (owner {secrets[2]}, TICKET-4711)",
                 attributes={"auth": f"Bearer eyJhbGciOiJIUzI1NiJ9.{i:06d}"},
             )
         )
@@ -73,14 +78,22 @@ def test_the_live_sample_is_redacted_and_read_by_unknowns_addr(
         pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type=f"x.Flood{i}", message="m"))
         for i in range(2_000)
     ] + [pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="T", http_status=429, origin=pb.ORIGIN_PROVIDER))]  # fmt: skip
-    for start in range(0, len(requests), 500):
+    running.stub.ClassifyBatch(pb.ClassifyBatchRequest(requests=requests[:30]))
+    wait_for(lambda: "com.acme.GatewayError" in running.http("/-/unknowns")[1])
+    _, before_flood = running.http("/-/unknowns")
+    for secret in (*secrets, "eyJhbGciOiJIUzI1NiJ9", "TICKET-4711"):
+        assert secret not in before_flood
+    for mask in ("email", "bearer", "ticket"):  # the installation's own mask too
+        assert f"[REDACTED:{mask}]" in before_flood
+    assert "[REDACTED:openai_key]" in before_flood or "[REDACTED:aws_access_key]" in before_flood
+    for start in range(30, len(requests), 500):
         running.stub.ClassifyBatch(pb.ClassifyBatchRequest(requests=requests[start : start + 500]))
     wait_for(lambda: running.metric("errorclass_unknown_sample_clusters") > 0)
     wait_for(lambda: "x.Flood1999" in running.http("/-/unknowns")[1])
     status, body = running.http("/-/unknowns")
     assert status == 200
     assert running.metric("errorclass_unknown_sample_bytes") <= 64 * 1024
-    for secret in (*secrets, "eyJhbGciOiJIUzI1NiJ9"):
+    for secret in (*secrets, "eyJhbGciOiJIUzI1NiJ9", "TICKET-4711"):
         assert secret not in body
     lines = [json.loads(line) for line in body.splitlines()]
     assert all(set(ln) == {"ts", "ruleset_version", "descriptor", "answer", "seen"} for ln in lines)

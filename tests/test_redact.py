@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.attacks import SECRETS
-from classifier.server.redact import RedactionError, Redactor
+from classifier.redact import DEFAULT, RedactionError, Redactor
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,34 @@ def test_installation_patterns_and_the_record() -> None:
 def test_a_bad_pattern_is_refused_with_its_name() -> None:
     with pytest.raises(RedactionError, match="redaction pattern mine: not valid RE2"):
         Redactor.from_specs(["mine=(unclosed"])
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig", "eyJhbGciOiJIUzI1NiJ9"),
+        (
+            "Incorrect API key provided: sk-proj-abcdefghijklmnop1234",
+            "sk-proj-abcdefghijklmnop1234",
+        ),
+        ("aws AKIAIOSFODNN7EXAMPLE denied", "AKIAIOSFODNN7EXAMPLE"),
+        (
+            "key AIzaSyA1234567890abcdefghijklmnopqrstuv used",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+        ),
+        ("user alice@example.com not found", "alice@example.com"),
+        ("password=hunter22 rejected", "hunter22"),
+        ("slack xoxb-1234567890-abcdefghij said no", "xoxb-1234567890-abcdefghij"),
+    ],
+)
+def test_secrets_the_unknowns_sample_masked_are_still_masked(text: str, secret: str) -> None:
+    """The live sample's own redactor was merged into this one: what it masked still is."""
+    out = DEFAULT.text(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+
+
+def test_redaction_keeps_the_rest() -> None:
+    assert DEFAULT.text("Worker exited prematurely: signal 15 (SIGTERM) Job: 7.") == (
+        "Worker exited prematurely: signal 15 (SIGTERM) Job: 7."
+    )

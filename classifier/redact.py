@@ -1,10 +1,11 @@
-"""One redactor for everything the server writes that carries a descriptor.
+"""One redactor for everything written down that carries a descriptor.
 
 Provider error messages echo prompts, API-key fragments, bearer tokens and
 e-mail addresses. Before a descriptor reaches the decision log, a shadow
-example or any log line, its free text (each `message`, each attribute value,
-each `code`) passes through the masks here: the built-in ones below, then the
-installation's own (`serve --redact-pattern NAME=RE2`). A match is replaced by
+example, the live sample of Unknowns, a drafted case file or any log line,
+its free text (each `message`, each attribute value, each `code`) passes
+through the masks here: the built-in ones below, then the installation's own
+(`serve --redact-pattern NAME=RE2`). A match is replaced by
 `[REDACTED:NAME]`, and the record says what was masked, so a replay knows:
 
     "redacted": {"fields": ["descriptor.message"], "masks": {"openai_key": 1}}
@@ -31,8 +32,10 @@ BUILT_IN: tuple[tuple[str, str], ...] = (
     ("aws_access_key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     ("google_api_key", r"AIza[0-9A-Za-z_\-]{35}"),
     ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("slack_token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     ("bearer", r"(?i)\b(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=\-]{8,}"),
     ("authorization", r"(?i)\b(?:x-api-key|api[_-]?key|authorization)\s*[:=]\s*\S{8,}"),
+    ("password", r"(?i)\b(?:password|passwd|pwd|secret|client_secret)\s*[:=]\s*\S+"),
     ("email", r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"),
     ("hex_secret", r"\b[0-9a-fA-F]{32,}\b"),
     ("long_secret", r"[A-Za-z0-9+/_\-]{40,}={0,2}"),
@@ -133,14 +136,15 @@ class Redactor:
         """A descriptor dict (descriptor-file shape) with its free text masked, and what was."""
         masked = Masked()
         out = self._subject(data, prefix, masked)
-        if "attributes" in data:
+        if isinstance(data.get("attributes"), Mapping):
             attributes = {}
             for key, value in data["attributes"].items():
-                attributes[key] = self._field(value, f"{prefix}.attributes.{key}", masked)
+                where = f"{prefix}.attributes.{key}"
+                attributes[key] = self._field(str(value), where, masked)
             out["attributes"] = attributes
-        if "causes" in data:
+        if isinstance(data.get("causes"), list):
             out["causes"] = [
-                self._subject(c, f"{prefix}.causes[{i}]", masked)
+                self._subject(c, f"{prefix}.causes[{i}]", masked) if isinstance(c, Mapping) else c
                 for i, c in enumerate(data["causes"])
             ]
         return out, masked
