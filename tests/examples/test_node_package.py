@@ -21,6 +21,7 @@ from classifier import __version__
 from classifier.errors import DescriptorError
 from classifier.source.descriptor_file import descriptor_dict, descriptor_from_data
 from classifier.taxonomy import GRPC_CODES
+from tests.examples.test_node_client import answered, node
 from tests.support import ROOT
 from tools import gen_node_client
 
@@ -115,17 +116,7 @@ console.log(JSON.stringify(cases.map((c) => {
   }
 })));
 """
-    done = subprocess.run(
-        ["node", "-e", script],
-        cwd=example,
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    verdicts: list[dict[str, Any]] = json.loads(done.stdout)
+    verdicts: list[dict[str, Any]] = answered(node(example, [script], json.dumps(cases), "-e"))
     return verdicts
 
 
@@ -175,7 +166,7 @@ def test_node_refuses_and_accepts_what_python_does(node_example: Path) -> None:
 
 
 PYTHON_CLASSIFY = (sys.executable, "-m", "classifier", "classify", "--format", "json", "--addr")
-CLI_CASES = [BAD[0], BAD[2], BAD[6], BAD[16], BAD[20], GOOD[1], GOOD[5]]
+CLI_CASES = [BAD[0], BAD[2], BAD[6], BAD[12], BAD[16], BAD[20], GOOD[1], GOOD[5]]
 """A few of each kind as processes (a Python start costs most of a second); the table above
 checks every case in one Node process."""
 
@@ -196,15 +187,7 @@ def test_both_commands_refuse_the_same_descriptors(
             timeout=60,
             check=False,
         )
-        node = subprocess.run(
-            ["node", "classify.js", "--addr", served_address, str(path)],
-            cwd=node_example,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        return case, python, node
+        return case, python, node(node_example, ["--addr", served_address, str(path)])
 
     def fields(stderr: str, path: str) -> list[str]:
         # Python says where (file:line:col) when it knows; both then name the field
@@ -214,14 +197,14 @@ def test_both_commands_refuse_the_same_descriptors(
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, range(len(CLI_CASES)), CLI_CASES))
-    for i, (case, python, node) in enumerate(results):
+    for i, (case, python, js) in enumerate(results):
         path = str(tmp_path / f"case{i}.json")
-        assert (python.returncode, node.returncode) in ((0, 0), (2, 2)), (case, python, node)
+        assert (python.returncode, js.returncode) in ((0, 0), (2, 2)), (case, python, js)
         if python.returncode == 0:
-            assert json.loads(node.stdout) == json.loads(python.stdout), case
+            assert json.loads(js.stdout) == json.loads(python.stdout), case
         else:
-            assert fields(node.stderr, path) == fields(python.stderr, path), case
-            assert all(line.startswith("descriptor") for line in fields(node.stderr, path))
+            assert fields(js.stderr, path) == fields(python.stderr, path), case
+            assert all(line.startswith("descriptor") for line in fields(js.stderr, path))
     assert sum(p.returncode == 2 for _, p, _ in results) == len(CLI_CASES) - 2
 
 
@@ -231,15 +214,7 @@ def test_a_batch_names_each_bad_descriptor_and_sends_nothing(
     """--batch and --stream refuse the whole call, naming each item as the server would."""
     many = [GOOD[0], {"type": "x", "orign": 1}, {"type": ""}]
     for mode in ("--batch", "--stream"):
-        done = subprocess.run(
-            ["node", "classify.js", "--addr", served_address, mode, "-"],
-            cwd=node_example,
-            input=json.dumps(many),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = node(node_example, ["--addr", served_address, mode, "-"], json.dumps(many))
         assert done.returncode == 2, done.stderr
         assert [line.split(":")[1] for line in done.stderr.splitlines()] == [
             " requests[1].descriptor.orign",
