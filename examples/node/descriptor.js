@@ -63,12 +63,13 @@ function isMapping(value) {
 }
 
 // A mapping validated against an object schema: each known key in the schema's order, then
-// each unknown key, as pydantic reports them.
+// each unknown key, as pydantic reports them. A known key whose value is undefined is absent
+// (as JSON.stringify leaves it out); an unknown key is refused whatever its value.
 function model(schema, value, parts, errors) {
   const keys = Object.keys(schema.properties);
   const out = {};
   for (const key of keys) {
-    if (!(key in value)) {
+    if (value[key] === undefined) {
       if ((schema.required || []).includes(key)) errors.push([[...parts, key], 'is required']);
       continue;
     }

@@ -274,3 +274,34 @@ def test_readme_commands_work_packed_and_installed(served_address: str, tmp_path
     assert (installed / "generated" / "proto" / "errorclass" / "v1" / "classifier.proto").is_file()
     assert not (installed.parent.parent.parent.parent / "proto").exists()
     assert not installed.is_symlink()
+
+
+def test_the_library_refuses_before_sending(node_example: Path) -> None:
+    """classify, classifyBatch and classifyStream reject a malformed descriptor with a
+    DescriptorError without a call (no server listens at the address); a known key left
+    undefined is absent, as in JSON."""
+    script = """
+const lib = require('./classifier');
+const client = lib.connect('127.0.0.1:1');
+const bad = { type: 'x', orign: 'tool' };
+const calls = [
+  lib.classify(client, bad, { deadlineMs: 20000 }),
+  lib.classifyBatch(client, [{ type: 'x' }, bad], { deadlineMs: 20000 }),
+  lib.classifyStream(client, [bad], { deadlineMs: 20000 }),
+];
+Promise.allSettled(calls).then((results) => {
+  client.close();
+  console.log(JSON.stringify({
+    refused: results.map((r) => r.status === 'rejected' && r.reason instanceof lib.DescriptorError
+      ? r.reason.violations.map((v) => v.field) : String(r.reason)),
+    undefinedIsAbsent: lib.toWire({ type: 'x', code: undefined, origin: undefined }),
+  }));
+});
+"""
+    got = answered(node(node_example, [script], script="-e"))
+    assert got["refused"] == [
+        ["descriptor.orign"],
+        ["requests[1].descriptor.orign"],
+        ["requests[0].descriptor.orign"],
+    ]
+    assert got["undefinedIsAbsent"] == {"type": "x"}
