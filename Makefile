@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
 
-.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -40,14 +40,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-proto: $(STAMP)  ## regenerate classifier/_proto from proto/
+proto: $(STAMP)  ## regenerate classifier/_proto (and the Node client's copy) from proto/
 	$(BIN)/python tools/gen_proto.py
+	$(BIN)/python tools/gen_node_client.py
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
 
 schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) from the document models
 	$(BIN)/python tools/gen_schemas.py
+	$(BIN)/python tools/gen_node_client.py
+
+node-client: $(STAMP)  ## regenerate examples/node/generated/ (the proto, descriptor schema and facts the Node package ships)
+	$(BIN)/python tools/gen_node_client.py
 
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
@@ -63,4 +68,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz

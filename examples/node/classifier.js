@@ -1,24 +1,26 @@
 // Calling the error classifier from Node.
 //
 // Written against Node 20, @grpc/grpc-js 1.14.7 and @grpc/proto-loader 0.8.1
-// (pinned in package.json; package-lock.json pins the rest). The proto is
-// loaded at run time with keepCase, so field names are the proto's own
-// (http_status, not httpStatus), and enums travel as their names.
+// (pinned in package.json; package-lock.json pins the rest). The proto ships
+// inside this package (generated/proto, a copy of the repository's proto/) and
+// is loaded at run time with keepCase, so field names are the proto's own
+// (http_status, not httpStatus), and enums travel as their names. Every
+// descriptor is validated before it is sent (descriptor.js): one that
+// `classifier classify` refuses is refused here, with the same words.
 'use strict';
 
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const { DescriptorError, LIMITS, FACTS, descriptorFromFileData, validateDescriptor } = require('./descriptor');
 
-const PROTO = path.join(__dirname, '..', '..', 'proto', 'errorclass', 'v1', 'classifier.proto');
-const MAX_CAUSES = 32; // classifier/limits.py MAX_CAUSES
-const MAX_SUPERTYPES = 64; // classifier/limits.py MAX_SUPERTYPES
+const PROTO = path.join(__dirname, 'generated', 'proto', 'errorclass', 'v1', 'classifier.proto');
+const VERSION = require('./package.json').version;
+const MAX_CAUSES = LIMITS.MAX_CAUSES;
+const MAX_SUPERTYPES = LIMITS.MAX_SUPERTYPES;
+const MAX_CODE_CHARS = LIMITS.MAX_CODE_CHARS;
 const MAX_BODY_CHARS = 256 * 1024; // a larger body is not an error body (classifier/client/http_bodies.py)
-const GRPC_CODES = [
-  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND',
-  'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED',
-  'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED',
-];
+const GRPC_CODES = Object.keys(FACTS.grpc_codes);
 
 function loadService(protoPath = PROTO) {
   const definition = protoLoader.loadSync(protoPath, {
@@ -59,7 +61,7 @@ function classify(client, descriptor, { explain = false, deadlineMs = 5000 } = {
 function classifyBatch(client, descriptors, { explain = false, deadlineMs = 5000 } = {}) {
   return new Promise((resolve, reject) => {
     client.ClassifyBatch(
-      { requests: descriptors.map((d) => ({ descriptor: toWire(d), explain })) },
+      { requests: allToWire(descriptors).map((descriptor) => ({ descriptor, explain })) },
       { deadline: deadline(deadlineMs) },
       (err, response) => (err ? reject(err) : resolve(response.responses)),
     );
@@ -69,47 +71,44 @@ function classifyBatch(client, descriptors, { explain = false, deadlineMs = 5000
 // A bidirectional stream: one answer per descriptor, in order.
 function classifyStream(client, descriptors, { explain = false, deadlineMs = 30000 } = {}) {
   return new Promise((resolve, reject) => {
+    const wire = allToWire(descriptors); // before the stream opens: a refusal sends nothing
     const answers = [];
     const call = client.ClassifyStream({ deadline: deadline(deadlineMs) });
     call.on('data', (answer) => answers.push(answer));
     call.on('error', reject);
     call.on('end', () => resolve(answers));
-    for (const d of descriptors) call.write({ descriptor: toWire(d), explain });
+    for (const descriptor of wire) call.write({ descriptor, explain });
     call.end();
   });
 }
 
 // The descriptor-file shape (the one `classifier classify` reads: origin as
-// `provider`, grpc_status as a name or a number) -> the wire shape.
-function toWire(d) {
-  const wire = { ...d };
-  if (typeof d.origin === 'string' && !d.origin.startsWith('ORIGIN_')) {
-    const origin = d.origin.toLowerCase() === 'caller' ? 'user' : d.origin.toLowerCase();
-    wire.origin = `ORIGIN_${origin.toUpperCase()}`;
-  }
-  wire.grpc_status = grpcNumber(d.grpc_status);
-  if (wire.grpc_status === undefined) delete wire.grpc_status;
-  if (d.causes) {
-    wire.causes = d.causes.map((c) => {
-      const cause = { ...c, grpc_status: grpcNumber(c.grpc_status) };
-      if (cause.grpc_status === undefined) delete cause.grpc_status;
-      return cause;
-    });
-  }
-  if (d.attributes) {
-    wire.attributes = Object.fromEntries(Object.entries(d.attributes).map(([k, v]) => [k, String(v)]));
-  }
+// `provider`, grpc_status as a name or a number) -> the wire shape, after
+// validating it as the Python side does: throws DescriptorError (its
+// `violations` name each bad field) for a descriptor the server would refuse
+// or, like a misspelt key, silently misread. `prefix` names the fields
+// (`requests[3].descriptor` in a batch, as the server names them).
+function toWire(d, { prefix = 'descriptor' } = {}) {
+  const wire = validateDescriptor(d, { prefix });
+  if (wire.origin) wire.origin = `ORIGIN_${wire.origin.toUpperCase()}`;
   return wire;
 }
 
-function grpcNumber(value) {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number') return value;
-  const name = String(value).trim().toUpperCase();
-  if (/^\d+$/.test(name)) return Number(name);
-  const index = GRPC_CODES.indexOf(name === 'CANCELED' ? 'CANCELLED' : name);
-  if (index < 0) throw new Error(`unknown gRPC status code ${JSON.stringify(value)}`);
-  return index;
+// Each descriptor of a batch or stream validated before any is sent: one
+// DescriptorError naming every bad field of every descriptor.
+function allToWire(descriptors) {
+  const wire = [];
+  const violations = [];
+  descriptors.forEach((d, i) => {
+    try {
+      wire.push(toWire(d, { prefix: `requests[${i}].descriptor` }));
+    } catch (err) {
+      if (!(err instanceof DescriptorError)) throw err;
+      violations.push(...err.violations);
+    }
+  });
+  if (violations.length) throw new DescriptorError(violations);
+  return wire;
 }
 
 // A ClassifyResponse as plain data, in the shape `classifier classify
@@ -292,7 +291,7 @@ function bodyEvidence(body, headers, status) {
   }
   const googleStatus = error.status;
   if (typeof googleStatus === 'string' && GRPC_CODES.includes(googleStatus)) {
-    return { code: googleStatus, grpc_status: GRPC_CODES.indexOf(googleStatus), message, attributes: {} };
+    return { code: googleStatus, grpc_status: FACTS.grpc_codes[googleStatus], message, attributes: {} };
   }
   return { code: notTheStatus(error.code, status), message, attributes: {} };
 }
@@ -420,7 +419,6 @@ function descriptorFromHttpResponse(response, body, { origin = 'provider', provi
 const FINISH_REASON = 'errorclass.FinishReason';
 const PROMPT_BLOCKED = 'errorclass.PromptBlocked';
 const RESPONSE_FAILURE = 'errorclass.ResponseFailure';
-const MAX_CODE_CHARS = 256; // classifier/limits.py MAX_CODE_CHARS
 const FAILURE_REASONS = new Set([
   'content_filter', // OpenAI and Azure OpenAI (finish_reason; Responses incomplete_details.reason)
   'refusal', // Anthropic stop_reason
@@ -517,17 +515,21 @@ function list(value) {
 }
 
 module.exports = {
+  DescriptorError,
   PROTO,
+  VERSION,
   answerJson,
   classify,
   classifyBatch,
   classifyStream,
   connect,
   descriptorFromError,
+  descriptorFromFileData,
   descriptorFromFinishReason,
   descriptorFromHttpResponse,
   descriptorFromResponse,
   grpc,
   loadService,
   toWire,
+  validateDescriptor,
 };

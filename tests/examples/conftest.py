@@ -1,10 +1,14 @@
-"""Fixtures for the examples: the Node example installed once per session."""
+"""Fixtures for the examples: the Node example installed once per session, a real server."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
+import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,3 +38,27 @@ def node_example() -> Path:
             pytest.fail(f"npm ci failed in {NODE_EXAMPLE}:\n{done.stdout}\n{done.stderr}")
         STAMP.write_text(digest)
     return NODE_EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def served_address() -> Iterator[str]:
+    """A real `classifier serve` process on the bundled library, on a free loopback port."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "classifier", "serve", "--addr", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        start = json.loads(proc.stderr.readline())
+        assert start["event"] == "start", start
+        # read the rest of its log as it comes, so a full pipe never stalls the server
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        yield str(start["address"])
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()

@@ -45,7 +45,11 @@ async function main() {
     cycle: [outer, {}],
     aggregate: [new AggregateError([new RangeError('a'), new SyntaxError('b')], 'many'), {}],
     grpc_deadline: [await rejection(lib.classify(client, { type: 'x' }, { deadlineMs: -1000 })), { origin: 'provider' }],
-    grpc_invalid: [await rejection(lib.classify(client, { type: '' })), {}],
+    // the server's own refusal: the raw stub, since lib.classify refuses this before sending
+    grpc_invalid: [await rejection(new Promise((resolve, reject) => {
+      client.Classify({ descriptor: { type: '' } }, (err, r) => (err ? reject(err) : resolve(r)));
+    })), {}],
+    refused_here: [await rejection(lib.classify(client, { type: 'x', orign: 'tool' })), {}],
     thrown_string: ['just a string', {}],
   };
   const out = {};

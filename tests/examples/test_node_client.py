@@ -145,7 +145,7 @@ def test_node_without_a_server_fails_plainly(node_example: Path, tmp_path: Path)
         node_example, ["--addr", "127.0.0.1:1", "--deadline-ms", "1000", str(tmp_path / "d.json")]
     )
     assert done.returncode == 1
-    assert done.stderr.startswith("classify.js: ")
+    assert done.stderr.startswith("errorclass-classify: ")
     assert "UNAVAILABLE" in done.stderr or "DEADLINE_EXCEEDED" in done.stderr
 
 
@@ -181,6 +181,11 @@ def test_descriptors_from_live_node_errors(
     assert d["grpc_deadline"]["grpc_status"] == 4
     assert d["grpc_invalid"]["grpc_status"] == 3
     assert "descriptor.type: must not be empty" in d["grpc_invalid"]["message"]
+    assert (d["refused_here"]["type"], d["refused_here"]["supertypes"]) == (
+        "DescriptorError",
+        ["Error"],
+    )
+    assert d["refused_here"]["message"].startswith("descriptor.orign: unknown key")
     assert (d["thrown_string"]["type"], d["thrown_string"]["message"]) == (
         "string",
         "just a string",
