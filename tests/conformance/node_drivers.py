@@ -16,6 +16,7 @@ lockfile is unchanged (a stamp in node_modules), as for examples/node.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -62,22 +63,31 @@ def node_available() -> bool:
 
 
 def npm_ci(folder: Path) -> None:
-    """`npm ci` from the folder's committed lockfile, unless node_modules already matches it."""
+    """`npm ci` from the folder's committed lockfile, unless node_modules already matches it.
+
+    Under a file lock: two pytest-xdist workers asking at once would otherwise remove
+    node_modules under each other."""
     stamp = folder / "node_modules" / ".errorclass-lock.sha256"
     digest = hashlib.sha256((folder / "package-lock.json").read_bytes()).hexdigest()
-    if stamp.exists() and stamp.read_text() == digest:
-        return
-    done = subprocess.run(
-        ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=NPM_LIMIT_S,
-        check=False,
+    lock = (
+        Path(tempfile.gettempdir())
+        / f"errorclass-npm-{hashlib.sha256(bytes(folder)).hexdigest()[:16]}.lock"
     )
-    if done.returncode != 0:
-        raise NodeUnavailableError(f"npm ci failed in {folder}:\n{done.stdout}\n{done.stderr}")
-    stamp.write_text(digest)
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if stamp.exists() and stamp.read_text() == digest:
+            return
+        done = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=NPM_LIMIT_S,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise NodeUnavailableError(f"npm ci failed in {folder}:\n{done.stdout}\n{done.stderr}")
+        stamp.write_text(digest)
 
 
 def worker_environment() -> dict[str, str]:

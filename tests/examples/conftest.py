@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.node_drivers import NodeUnavailableError, npm_ci
 from tests.support import ROOT
 
 NODE_EXAMPLE = ROOT / "examples" / "node"
-STAMP = NODE_EXAMPLE / "node_modules" / ".errorclass-lock.sha256"
 
 
 @pytest.fixture(scope="session")
@@ -24,19 +23,10 @@ def node_example() -> Path:
     """examples/node with its dependencies installed by `npm ci` (skipped again while the lock is unchanged)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are not on PATH: the Node client test needs Node >= 18 with npm")
-    digest = hashlib.sha256((NODE_EXAMPLE / "package-lock.json").read_bytes()).hexdigest()
-    if not STAMP.exists() or STAMP.read_text() != digest:
-        done = subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=NODE_EXAMPLE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci failed in {NODE_EXAMPLE}:\n{done.stdout}\n{done.stderr}")
-        STAMP.write_text(digest)
+    try:
+        npm_ci(NODE_EXAMPLE)
+    except NodeUnavailableError as exc:
+        pytest.fail(str(exc))
     return NODE_EXAMPLE
 
 
