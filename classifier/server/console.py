@@ -17,9 +17,10 @@ from the package, and the Content-Security-Policy forbids any other load. Every 
 a ruleset, a descriptor or a request is escaped (`Html`, below: markup is built only from
 constant templates, and whatever is put into one is escaped unless it is markup already).
 
-Bounded work per request: at most CONSOLE_AT_ONCE pages are made at once (more is 503);
-rules are paged (at most MAX_PER_PAGE a page); the Unknown groups are made at most once
-every UNKNOWNS_MIN_SECONDS, for the UNKNOWN_CLUSTERS_SHOWN largest; an explain request is
+Bounded work: at most CONSOLE_AT_ONCE pages are made at once (more is 503), and
+PAGES_PER_SECOND on average (more is 429); rules are paged (at most MAX_PER_PAGE a page);
+the Unknown groups, of the UNKNOWN_CLUSTERS_SHOWN largest failures, are remade within a
+duty cycle (UNKNOWNS_DUTY) and shown with the time they were made; an explain request is
 size-limited like a gRPC request (`--max-request-bytes`) and takes one of the server's
 explain slots (the budget gRPC explain calls share), or is refused at once (429).
 """
@@ -55,13 +56,21 @@ from classifier.unknowns.report import Report, assess, example_line, headline, r
 
 CONSOLE_AT_ONCE = 2
 """Console requests served at once; another meanwhile is 503 (it never queues)."""
+PAGES_PER_SECOND = 5.0
+PAGES_BURST = 20
+"""Pages made per second on average, and at most at once after a quiet spell; more is 429
+at once (a page of 9,000 rules costs about 15 ms of the interpreter, which the gRPC threads
+share: benchmarks/bench_console.py)."""
 PER_PAGE = 50
 MAX_PER_PAGE = 500
 MAX_FILTER_CHARS = 200
 UNKNOWN_CLUSTERS_SHOWN = 20
 UNKNOWNS_MIN_SECONDS = 2.0
-"""The Unknown groups are remade when the sample changed, at most this often (clustering
-the sample costs CPU)."""
+UNKNOWNS_DUTY = 0.05
+"""The Unknown groups are remade when the sample changed, UNKNOWNS_MIN_SECONDS after the
+last at the soonest, and later when making them was costly: never more than this share of
+the time (clustering a full sample and explaining 20 failures against 9,000 rules takes
+seconds; remade then at most once a minute)."""
 DISAGREEMENTS_SHOWN = 50
 MAX_DIAGNOSTICS_SHOWN = 1000
 FORM_TYPE = "application/x-www-form-urlencoded"
@@ -487,12 +496,13 @@ def unknowns_report(sample: UnknownSample, ruleset: Ruleset) -> Report:
     return assess(clusterer.result(), ruleset, [source], UNKNOWN_CLUSTERS_SHOWN)
 
 
-def unknowns_section(report: Report | None) -> Html:
-    if report is None:
+def unknowns_section(grouped: _Grouped | None) -> Html:
+    if grouped is None:
         return h(
             "<section id=unknowns><h2>Unknowns</h2><p>The live sample of Unknowns is off "
             "(--unknown-sample-bytes 0).</p></section>"
         )
+    report = grouped.report
     clusters = join(
         h(
             "<article class=cluster id='{id}'><h3>{i}. <code>{id}</code> {count} ({share}) "
@@ -518,11 +528,12 @@ def unknowns_section(report: Report | None) -> Html:
     more = len(report.clusters.clusters) - shown
     return h(
         "<section id=unknowns><h2>Unknowns</h2><p>{headline}, grouped as "
-        "<code>classifier unknowns</code> groups them; the {shown} largest{more}.</p>"
-        "{clusters}</section>",
+        "<code>classifier unknowns</code> groups them; the {shown} largest{more}. "
+        "<span class=note>Grouped at {made}.</span></p>{clusters}</section>",
         headline=headline(report),
         shown=shown,
         more=f" ({more} more not shown)" if more > 0 else "",
+        made=moment(grouped.made),
         clusters=clusters,
     )
 
@@ -647,14 +658,48 @@ class _RefusedError(Exception):
         self.message = message
 
 
+class PageBudget:
+    """A token bucket: `rate` pages a second on average, `burst` at most at once."""
+
+    def __init__(
+        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate, self.burst, self._clock = rate, burst, clock
+        self._tokens = float(burst)
+        self._at = clock()
+        self._lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+            self._at = now
+            if self._tokens < 1:
+                return False
+            self._tokens -= 1
+            return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Grouped:
+    made: float
+    """time.time() when it was made."""
+    ready: float
+    """time.monotonic() from which it may be remade."""
+    key: tuple[int, str]
+    """(Unknowns taken in, ruleset digest) it was made from."""
+    report: Report
+
+
 class Console:
     """The console's WSGI application; the admin port hands it every /console request."""
 
     def __init__(self, sources: Sources) -> None:
         self.sources = sources
         self._slots = threading.BoundedSemaphore(CONSOLE_AT_ONCE)
+        self.budget = PageBudget(PAGES_PER_SECOND, PAGES_BURST)
         self._unknowns_lock = threading.Lock()
-        self._unknowns: tuple[float, tuple[int, str], Report] | None = None
+        self._unknowns: _Grouped | None = None
         self._css = resources.files("classifier.server").joinpath("console.css").read_bytes()
 
     def __call__(self, environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
@@ -664,6 +709,12 @@ class Console:
             return self._send(start, "200 OK", self._css, "text/css; charset=utf-8")
         if path == "/console/favicon.svg":
             return self._send(start, "200 OK", FAVICON, "image/svg+xml")
+        if not self.budget.take():
+            return self._error(
+                start,
+                "429 Too Many Requests",
+                f"the console makes at most {PAGES_PER_SECOND:g} pages a second; retry",
+            )
         if not self._slots.acquire(blocking=False):
             return self._error(start, "503 Service Unavailable", "the console is busy; retry")
         try:
@@ -806,21 +857,30 @@ class Console:
         except (UnicodeDecodeError, ValueError):
             raise _RefusedError("400 Bad Request", "the form is not url-encoded UTF-8") from None
 
-    def _unknowns_report(self, ruleset: Ruleset) -> Report | None:
-        """The grouped live sample, remade when the sample or the serving ruleset changed,
-        at most every UNKNOWNS_MIN_SECONDS; one request remakes it while others wait."""
+    def _unknowns_report(self, ruleset: Ruleset) -> _Grouped | None:
+        """The grouped live sample, remade when the sample or the serving ruleset changed and
+        the duty cycle allows; while one request remakes it, others show the last one."""
         sample = self.sources.sample
         if sample is None:
             return None
-        with self._unknowns_lock:
-            now = time.monotonic()
-            key = (sample.taken, ruleset.digest)
-            cached = self._unknowns
-            if cached is not None and (cached[1] == key or now - cached[0] < UNKNOWNS_MIN_SECONDS):
-                return cached[2]
+        key = (sample.taken, ruleset.digest)
+        last = self._unknowns
+        if last is not None and (last.key == key or time.monotonic() < last.ready):
+            return last
+        if not self._unknowns_lock.acquire(blocking=last is None):
+            return last
+        try:
+            last = self._unknowns
+            if last is not None and (last.key == key or time.monotonic() < last.ready):
+                return last
+            started = time.monotonic()
             report = unknowns_report(sample, ruleset)
-            self._unknowns = (now, key, report)
-            return report
+            took = time.monotonic() - started
+            pause = max(UNKNOWNS_MIN_SECONDS, took / UNKNOWNS_DUTY)
+            self._unknowns = _Grouped(time.time(), started + took + pause, key, report)
+            return self._unknowns
+        finally:
+            self._unknowns_lock.release()
 
     @staticmethod
     def _send(start: StartResponse, status: str, data: bytes, kind: str) -> Iterable[bytes]:

@@ -38,6 +38,7 @@ from classifier.server.console import (
     MAX_PER_PAGE,
     Console,
     Html,
+    PageBudget,
     RuleQuery,
     Sources,
     esc,
@@ -263,6 +264,7 @@ def _reload_until(page: Page, url: str, selector: str, text: str, timeout: float
     seen = [""]
 
     def holds() -> bool:
+        page.wait_for_timeout(250)  # within the console's page budget (5 a second)
         page.goto(url)
         seen[0] = page.locator(selector).text_content() or ""
         return text in seen[0]
@@ -586,6 +588,16 @@ def test_hits_counted_from_many_threads_add_up() -> None:
         t.join()
     assert activity.hits()["probe"].count == 400_000
     assert sum(m.answers for m in activity.last_hour()) == 400_000
+
+
+def test_the_page_budget_refuses_past_its_rate_and_refills() -> None:
+    now = [0.0]
+    budget = PageBudget(5.0, 20, clock=lambda: now[0])
+    assert sum(budget.take() for _ in range(30)) == 20
+    now[0] = 1.0
+    assert sum(budget.take() for _ in range(30)) == 5
+    now[0] = 100.0
+    assert sum(budget.take() for _ in range(30)) == 20
 
 
 def _call(
