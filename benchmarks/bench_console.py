@@ -8,8 +8,9 @@ is put under unary load from its own process (benchmarks/load.py: 32 calls in fl
 each page groups them again). Each round measures the load three times, in turn (each
 round in another order): with no console traffic; while one client loads a console page
 every second (an operator refreshing); and while one client fetches pages back to back,
-as fast as it can (the console's page budget answers most of those 429 at once). The pages cycle through the
-overview with the Unknown groups, a page of rules sorted by hits, and a rule's page.
+as fast as it can (the console's page budget answers most of those 429 at once). The
+pages cycle through the overview with the Unknown groups, a page of rules sorted by hits,
+and a rule's page.
 Reported: the medians of calls per second and p50/p99 latency of each, their ratios to
 no console, and how many pages were made and refused and how long one took. Then, in
 process, the cost of counting an answer for the console (Activity, on the gRPC path)
