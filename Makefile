@@ -6,6 +6,8 @@ STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 RULES  ?= rules
+CHROMIUM ?= /usr/bin/chromium
+SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 .PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
 
@@ -13,9 +15,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
+	test -x $(CHROMIUM) || $(SUDO) sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium'
 	touch $(STAMP)
 
-setup: $(STAMP)  ## create .venv and install the package with its dev tools
+setup: $(STAMP)  ## create .venv and install the package with its dev tools (and Debian's Chromium, for the console's browser tests)
 
 run: $(STAMP)  ## serve the bundled rules on $(ADDR)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR)

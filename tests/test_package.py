@@ -118,6 +118,7 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     schemas = {p.name for p in (ROOT / "classifier" / "schemas").glob("*.json")}
     assert schemas
     assert {f"classifier/schemas/{s}" for s in schemas} <= names
+    assert "classifier/server/console.css" in names  # the console's only asset
     assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
 
 

@@ -13,7 +13,7 @@ from classifier.client import Answer, ServiceError
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import explain, explain_rule, render_explanation, render_verdict
+from classifier.engine.explain import explained_text
 from classifier.errors import DescriptorError, RulesetError
 from classifier.source.descriptor_file import read_descriptor
 from classifier.taxonomy import ErrorClass
@@ -72,19 +72,15 @@ def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None
         return _remote(args, descriptor, explained, rule)
     if not explained:
         return Answered(descriptor, classify(ruleset, descriptor))
-    if rule:
-        try:
-            result, verdict = explain_rule(ruleset, descriptor, rule)
-        except KeyError:
-            print(
-                f"classifier explain: {ruleset.name} {ruleset.version} has no rule {rule!r}",
-                file=sys.stderr,
-            )
-            return Exit.invalid
-        text = render_explanation(descriptor, result) + "\n\n" + "\n".join(render_verdict(verdict))
-        return Answered(descriptor, result, text, verdict)
-    result = explain(ruleset, descriptor)
-    return Answered(descriptor, result, render_explanation(descriptor, result))
+    try:
+        result, verdict, text = explained_text(ruleset, descriptor, rule or "")
+    except KeyError:
+        print(
+            f"classifier explain: {ruleset.name} {ruleset.version} has no rule {rule!r}",
+            file=sys.stderr,
+        )
+        return Exit.invalid
+    return Answered(descriptor, result, text, verdict)
 
 
 def _remote(

@@ -102,7 +102,14 @@ def add_parser(sub: Any) -> None:
     observe.add_argument(
         "--metrics-addr",
         metavar="HOST:PORT",
-        help="serve /metrics, /-/healthy, /-/ready and /-/unknowns over HTTP here (default: off)",
+        help="serve /metrics, /-/healthy, /-/ready, /-/unknowns and the operator console "
+        "(/console) over HTTP here (default: off)",
+    )
+    observe.add_argument(
+        "--no-console",
+        dest="console",
+        action="store_false",
+        help="do not serve the operator console (GET /console) on --metrics-addr",
     )
     observe.add_argument(
         "--enable-reload-endpoint",
@@ -249,6 +256,7 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         strict=args.strict,
         metrics_address=args.metrics_addr,
         reload_endpoint=args.enable_reload_endpoint,
+        console=args.console,
         decision_log=args.decision_log,
         decision_log_unknown_only=args.decision_log_unknown_only,
         decision_log_max_bytes=args.decision_log_max_bytes,

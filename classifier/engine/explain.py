@@ -76,6 +76,22 @@ def explain_rule(
     return result, RuleVerdict(*base, "lost", held, step=d.step, rivals=rivals, reason=reason)
 
 
+def explained_text(
+    ruleset: Ruleset, descriptor: Descriptor, rule_id: str = ""
+) -> tuple[Classification, RuleVerdict | None, str]:
+    """The explained answer, with `rule_id` that rule's verdict, and the text
+    `classifier explain` prints for them (the console shows the same text).
+
+    Raises KeyError when the ruleset has no rule `rule_id`.
+    """
+    if not rule_id:
+        result = explain(ruleset, descriptor)
+        return result, None, render_explanation(descriptor, result)
+    result, verdict = explain_rule(ruleset, descriptor, rule_id)
+    text = render_explanation(descriptor, result) + "\n\n" + "\n".join(render_verdict(verdict))
+    return result, verdict, text
+
+
 def render_verdict(v: RuleVerdict) -> list[str]:
     """Why one rule did or did not decide, as explain --rule prints it."""
     lines = [f"rule {v.rule_id} -> {v.class_name}  {v.location}"]

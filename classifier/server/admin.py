@@ -7,6 +7,8 @@
                      200 with each ruleset's reload status as JSON, 500 when one failed
     GET  /-/unknowns the live sample of Unknowns as JSON Lines in the decision-log shape
                      (the newest redacted descriptor per failure, with `"seen": N`)
+    GET  /console    the operator console, a read-only page (classifier.server.console);
+                     `/` leads there
 
 Kept off the gRPC port so that scraping and probing never compete with
 classification, and so that neither needs a client certificate under mTLS.
@@ -31,6 +33,7 @@ IDLE_SECONDS = 5.0
 Ready = Callable[[], bool]
 Reload = Callable[[str], Mapping[str, ReloadStatus]]
 Sample = Callable[[], str]
+WsgiApp = Callable[[dict[str, Any], "StartResponse"], Iterable[bytes]]
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
@@ -75,7 +78,11 @@ def _status_dict(status: ReloadStatus) -> dict[str, Any]:
 
 
 def admin_app(
-    registry: CollectorRegistry, ready: Ready, reload: Reload | None, unknowns: Sample | None = None
+    registry: CollectorRegistry,
+    ready: Ready,
+    reload: Reload | None,
+    unknowns: Sample | None = None,
+    console: WsgiApp | None = None,
 ) -> Any:
     """The WSGI application behind the side port."""
     metrics = make_wsgi_app(registry)
@@ -91,6 +98,11 @@ def admin_app(
         if path == "/metrics":
             result: Iterable[bytes] = metrics(environ, start)
             return result
+        if console is not None and (path == "/console" or path.startswith("/console/")):
+            return console(environ, start)
+        if console is not None and path == "/":
+            start("302 Found", [("Location", "/console"), ("Content-Length", "0")])
+            return [b""]
         if path == "/-/healthy":
             return reply(start, "200 OK", "healthy\n", text)
         if path == "/-/ready":
@@ -127,12 +139,12 @@ class AdminServer:
         ready: Ready,
         reload: Reload | None,
         unknowns: Sample | None = None,
+        console: WsgiApp | None = None,
     ) -> None:
         host, port = split_address(address)
         server_class = _Server6 if ":" in host else _Server
-        self._httpd = make_server(
-            host, port, admin_app(registry, ready, reload, unknowns), server_class, _Quiet
-        )
+        app = admin_app(registry, ready, reload, unknowns, console)
+        self._httpd = make_server(host, port, app, server_class, _Quiet)
         self.host = host
         self.port: int = self._httpd.server_port
         self._thread = threading.Thread(

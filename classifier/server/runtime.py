@@ -23,6 +23,7 @@ import classifier
 from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
+from classifier.server.activity import Activity
 from classifier.server.admin import AdminServer
 from classifier.server.app import (
     DEFAULT_ADDRESS,
@@ -32,6 +33,7 @@ from classifier.server.app import (
     ServerLimits,
     create_server,
 )
+from classifier.server.console import Console, Sources
 from classifier.server.decisions import (
     DEFAULT_BACKUPS,
     DEFAULT_MAX_BYTES,
@@ -80,6 +82,8 @@ class ServeConfig:
     shadow_examples: int = DEFAULT_EXAMPLES
     unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
     """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
+    console: bool = True
+    """The operator console on the admin port (GET /console); needs `metrics_address`."""
     tls: TlsFiles | None = None
     limits: ServerLimits = field(default_factory=ServerLimits)
     reuse_port: bool = False
@@ -156,15 +160,21 @@ class App:
 
     def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
         observers: list[Observer] = []
-        if self.candidate is not None:
-            observers.append(
-                Shadow(
-                    self.candidate,
-                    self.metrics,
-                    examples=config.shadow_examples,
-                    redactor=self.redactor,
-                )
+        self.activity = Activity() if config.metrics_address and config.console else None
+        if self.activity is not None:
+            observers.append(self.activity)
+        self.shadow = (
+            Shadow(
+                self.candidate,
+                self.metrics,
+                examples=config.shadow_examples,
+                redactor=self.redactor,
             )
+            if self.candidate is not None
+            else None
+        )
+        if self.shadow is not None:
+            observers.append(self.shadow)
         if self.decisions is not None:
             observers.append(self.decisions)
         if self.sample is not None:
@@ -198,6 +208,7 @@ class App:
                     ready=self.server.can_answer,
                     reload=self.reload if config.reload_endpoint else None,
                     unknowns=self.sample.lines if self.sample is not None else None,
+                    console=self._console(config),
                 )
                 if config.metrics_address
                 else None
@@ -205,6 +216,22 @@ class App:
         except BaseException:
             self.server.grpc_server.stop(None)
             raise
+
+    def _console(self, config: ServeConfig) -> Console | None:
+        service = self.server.service
+        if self.activity is None or service is None:
+            return None
+        return Console(
+            Sources(
+                active=self.active,
+                activity=self.activity,
+                explain_slots=service.explain_slots,
+                max_request_bytes=config.limits.max_request_bytes,
+                candidate=self.candidate,
+                sample=self.sample,
+                shadow=self.shadow,
+            )
+        )
 
     def _reloader(
         self, path: Path, holder: RulesetHolder, role: str, check: Check | None

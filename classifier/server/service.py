@@ -98,7 +98,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
-        self._explain_slots = threading.BoundedSemaphore(limits.EXPLAIN_AT_ONCE)
+        self.explain_slots = threading.BoundedSemaphore(limits.EXPLAIN_AT_ONCE)
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -106,7 +106,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
         if request.explain:
-            with _explaining(self._explain_slots, context):
+            with _explaining(self.explain_slots, context):
                 result, verdict = _classify(ruleset, descriptor, request, context)
                 response = self._responses_for(ruleset).response(result, descriptor)
             self._observe(descriptor, result)
@@ -150,7 +150,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 violations += exc.violations
         if violations:
             abort_invalid(context, violations)
-        with _explaining(self._explain_slots, context) if explained else contextlib.nullcontext():
+        with _explaining(self.explain_slots, context) if explained else contextlib.nullcontext():
             results: list[Classification] = []
             verdicts: dict[int, RuleVerdict] = {}
             for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
@@ -174,7 +174,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
             if request.explain:
-                with _explaining(self._explain_slots, context):
+                with _explaining(self.explain_slots, context):
                     result, verdict = _classify(
                         ruleset, descriptor, request, context, f"stream[{i}]."
                     )

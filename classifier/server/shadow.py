@@ -7,12 +7,16 @@ rule, candidate rule), and the log keeps a few examples of each, each line
 an object with a `descriptor` key, so the log is itself a corpus
 `classifier diff` can replay (its free text masked by the redactor, the
 line saying what was masked). Examples are bounded per disagreement and in
-kinds, and start afresh whenever either ruleset changes.
+kinds, and start afresh whenever either ruleset changes. The same examples, and a count
+per kind since then, are kept in memory for the operator console.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
 
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
@@ -28,6 +32,31 @@ DEFAULT_EXAMPLES = 5
 MAX_KINDS = 1000
 
 Kind = tuple[str, str, str, str]
+"""(active class, candidate class, active rule, candidate rule)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    descriptor: dict[str, Any]
+    """Redacted, in the descriptor-file shape."""
+    active: dict[str, Any]
+    candidate: dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Kept:
+    count: int = 0
+    taken: int = 0
+    examples: list[Example] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """One kind of disagreement since the rulesets last changed: how often, and examples."""
+
+    kind: Kind
+    count: int
+    examples: tuple[Example, ...]
 
 
 def answers_differ(a: Classification, b: Classification) -> bool:
@@ -56,8 +85,12 @@ class Shadow:
         self.metrics = metrics
         self.examples = examples
         self._lock = threading.Lock()
-        self._logged: dict[Kind, int] = {}
+        self._kept: dict[Kind, _Kept] = {}
         self._digests = ("", "")
+        self.since = time.time()
+        """When the kinds kept began: start, or the last change of either ruleset."""
+        self.untracked = 0
+        """Disagreements of kinds past MAX_KINDS since then (counted in metrics only)."""
 
     def classified(self, descriptor: Descriptor, active: Classification) -> None:
         candidate_rules = self.holder.current
@@ -72,27 +105,46 @@ class Shadow:
             candidate.rule_id,
         )
         self.metrics.shadow_disagreements.labels(*kind).inc()
-        if self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest)):
-            data, masked = self.redactor.descriptor(descriptor_dict(descriptor))
-            extra = {"redacted": masked.as_dict()} if masked else {}
-            for name, count in masked.masks.items():
-                self.metrics.redactions.labels(name).inc(count)
-            log(
-                "shadow_disagreement",
-                level="warning",
-                descriptor=data,
-                active=answer_dict(active),
-                candidate=answer_dict(candidate),
-                **extra,
-            )
+        kept = self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest))
+        if kept is None:
+            return
+        data, masked = self.redactor.descriptor(descriptor_dict(descriptor))
+        extra = {"redacted": masked.as_dict()} if masked else {}
+        for name, count in masked.masks.items():
+            self.metrics.redactions.labels(name).inc(count)
+        example = Example(data, answer_dict(active), answer_dict(candidate))
+        with self._lock:
+            kept.examples.append(example)
+        log(
+            "shadow_disagreement",
+            level="warning",
+            descriptor=data,
+            active=example.active,
+            candidate=example.candidate,
+            **extra,
+        )
 
-    def _take_example(self, kind: Kind, digests: tuple[str, str]) -> bool:
+    def _take_example(self, kind: Kind, digests: tuple[str, str]) -> _Kept | None:
+        """Count the disagreement; its kind's record when an example is wanted, else None."""
         with self._lock:
             if digests != self._digests:
                 self._digests = digests
-                self._logged.clear()
-            seen = self._logged.get(kind, 0)
-            if seen >= self.examples or (seen == 0 and len(self._logged) >= MAX_KINDS):
-                return False
-            self._logged[kind] = seen + 1
-            return True
+                self._kept.clear()
+                self.since, self.untracked = time.time(), 0
+            kept = self._kept.get(kind)
+            if kept is None:
+                if len(self._kept) >= MAX_KINDS:
+                    self.untracked += 1
+                    return None
+                kept = self._kept[kind] = _Kept()
+            kept.count += 1
+            if kept.taken >= self.examples:
+                return None
+            kept.taken += 1
+            return kept
+
+    def disagreements(self) -> list[Disagreement]:
+        """Every kind kept since `since`, the most frequent first."""
+        with self._lock:
+            found = [Disagreement(k, v.count, tuple(v.examples)) for k, v in self._kept.items()]
+        return sorted(found, key=lambda d: (-d.count, d.kind))

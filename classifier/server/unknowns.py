@@ -68,6 +68,8 @@ class UnknownSample:
         )
         self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
         self._bytes = 0
+        self.taken = 0
+        """Unknowns taken in since start: a reader can tell whether the sample changed."""
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._work, name="unknown-sample", daemon=True)
 
@@ -116,6 +118,7 @@ class UnknownSample:
                 seen += old.seen
             self._entries[key] = _Entry(line, seen, size)
             self._bytes += size
+            self.taken += 1
             while self._bytes > self.max_bytes and self._entries:
                 _, evicted = self._entries.popitem(last=False)
                 self._bytes -= evicted.size

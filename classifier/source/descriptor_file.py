@@ -141,6 +141,12 @@ def read_descriptor(path: str) -> Descriptor:
     """
     shown = "<stdin>" if path == "-" else path
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    return parse_descriptor(text, shown)
+
+
+def parse_descriptor(text: str, shown: str) -> Descriptor:
+    """One descriptor from YAML or JSON text (`shown` names it in locations), as a file
+    holds it: the descriptor itself or a mapping `{descriptor: ...}`."""
     doc = parse_yaml(text, shown, json_escapes=True)
     if doc.diagnostics:
         raise DescriptorError(

@@ -155,7 +155,7 @@ def _versions(c: Cluster) -> str:
     return ", ".join(f"{v} ({n:,})" for v, n in c.versions.items()) or "-"
 
 
-def _example_line(e: Example) -> str:
+def example_line(e: Example) -> str:
     return f"{e.where}  {_short(str(e.descriptor.get('message', '')) or '(no message)')}"
 
 
@@ -176,13 +176,13 @@ def render_text(r: Report) -> str:
             f"    template: {c.template or '(no message)'}",
             f"    seen:     {when(c.first_seen)} .. {when(c.last_seen)}; ruleset {_versions(c)}",
             "    examples:",
-            *(f"      {_example_line(e)}" for e in c.examples),
+            *(f"      {example_line(e)}" for e in c.examples),
         ]
-        lines += _ruleset_lines(a, r.ruleset, "    ")
+        lines += ruleset_lines(a, r.ruleset, "    ")
     return "\n".join(lines) + "\n"
 
 
-def _ruleset_lines(a: Assessed, ruleset: Ruleset | None, indent: str) -> list[str]:
+def ruleset_lines(a: Assessed, ruleset: Ruleset | None, indent: str) -> list[str]:
     if ruleset is None:
         return []
     if a.problem:
@@ -239,8 +239,8 @@ def render_markdown(r: Report) -> str:
             f"- ruleset versions: {_versions(c)}",
             "",
             "```text",
-            *(_example_line(e) for e in c.examples),
-            *_ruleset_lines(a, r.ruleset, ""),
+            *(example_line(e) for e in c.examples),
+            *ruleset_lines(a, r.ruleset, ""),
             "```",
             "",
             "</details>",

@@ -428,7 +428,7 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
 def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
     """While one call is being explained, another asking for explain is refused at once."""
     assert running.app.server.service is not None
-    slots = running.app.server.service._explain_slots
+    slots = running.app.server.service.explain_slots
     assert slots.acquire(blocking=False)
     try:
         with pytest.raises(grpc.RpcError) as info:
