@@ -24,13 +24,13 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 10.0) -> None:
-    """Poll until predicate() is true; fail the test when timeout passes first."""
+def wait_for(predicate: Callable[[], object], timeout: float = 10.0, step: float = 0.02) -> None:
+    """Poll until predicate() is true, every `step` s; fail the test when timeout passes first."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"not true within {timeout}s: {predicate}")
-        time.sleep(0.02)
+        time.sleep(step)
 
 
 def ruleset_files(version: str, probe_class: str, *, extra: str = "") -> dict[str, str]:

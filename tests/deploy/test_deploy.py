@@ -220,7 +220,7 @@ def test_the_image_serves_its_bundled_rules_as_a_non_root_user() -> None:
     steps = _dockerfile()
     entrypoint = yaml.safe_load(next(r for i, r in steps if i == "ENTRYPOINT"))
     cmd = yaml.safe_load(next(r for i, r in steps if i == "CMD"))
-    assert entrypoint == ["classifier"]
+    assert entrypoint == ["env", "--block-signal=HUP", "classifier"]  # SIGHUP held across exec
     args = build_parser().parse_args(cmd)
     assert "--rules" not in cmd
     assert args.rules == bundled_library()  # the default: the library inside the package

@@ -297,6 +297,69 @@ def test_sighup_at_any_moment_never_kills_and_a_burst_reloads_once_or_twice(
     assert code == 0
 
 
+def _sighup_blocked(pid: int) -> bool:
+    """Whether the process holds SIGHUP back (its SigBlk mask in /proc has bit 1 set)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:"))
+    return bool(int(mask, 16) & (1 << (signal.SIGHUP - 1)))
+
+
+def _image_entrypoint() -> list[str]:
+    """The container image's ENTRYPOINT, as deploy/Dockerfile writes it."""
+    for line in (ROOT / "deploy" / "Dockerfile").read_text().splitlines():
+        if line.startswith("ENTRYPOINT "):
+            entrypoint: list[str] = json.loads(line.removeprefix("ENTRYPOINT "))
+            return entrypoint
+    raise AssertionError("deploy/Dockerfile has no ENTRYPOINT")
+
+
+@pytest.mark.parametrize("launcher", ["image entrypoint", "parent blocks SIGHUP"])
+def test_a_sighup_in_the_first_milliseconds_after_exec_is_held_and_becomes_a_reload(
+    tmp_path: Path, launcher: str
+) -> None:
+    """Before the interpreter runs any code no program can catch a signal; a launcher that
+    holds SIGHUP back across the exec (the image's `env --block-signal=HUP`, or a process
+    manager's sigprocmask before spawning) closes that window: a SIGHUP sent as soon as it
+    is held, while the interpreter is still starting, never kills, and is one reload once
+    the server can take it."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    port = free_port()
+    serve_args = ["serve", "--no-watch", "--addr", f"127.0.0.1:{port}"]
+    if launcher == "image entrypoint":
+        command = [*_image_entrypoint(), *serve_args]
+    else:
+        command = [os.path.join(bin_dir, "classifier"), *serve_args]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as err:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+        try:
+            if launcher == "image entrypoint":
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)  # the launcher does it itself
+            proc = subprocess.Popen(
+                command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                start_new_session=True,
+            )  # fmt: skip
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    served = Served(proc, f"127.0.0.1:{port}", log, None)
+    try:
+        wait_for(lambda: _sighup_blocked(proc.pid), timeout=5, step=0.0005)  # env ran, or exec'd
+        proc.send_signal(signal.SIGHUP)  # the interpreter is still starting: ~25 ms to go
+        wait_for(lambda: bool(_events(served, "start")), timeout=30)
+        wait_for(lambda: bool(_events(served, "reload")), timeout=10)
+        assert proc.poll() is None, log.read_text()
+        [reload] = _events(served, "reload")
+        assert reload["trigger"] == "signal", reload
+        assert probe(served.address, calls=3).failures == []
+        proc.send_signal(signal.SIGHUP)  # not left blocked: later SIGHUPs reload too
+        wait_for(lambda: len(_events(served, "reload")) == 2, timeout=10)
+        code, _ = served.stop()
+    finally:
+        served.kill()
+    assert code == 0
+
+
 def test_an_explain_flood_leaves_other_callers_answered(default_server: Served) -> None:
     """8 clients sending explained batches as fast as they are answered: other callers are
     all answered and no cliff appears (before the budget, their p50 passed a second); the
