@@ -31,6 +31,11 @@ EXPLAIN_AT_ONCE = 1
 """Calls (or stream messages) the server explains at once; another that asks for explain
 meanwhile is RESOURCE_EXHAUSTED at once: explaining costs a hundred times an answer, and
 this bounds the share of the server explain floods can take from other callers."""
+EXPLAIN_CPU_SHARE = 0.2
+"""Of one core, on average, what explanations may take (a token bucket in CPU seconds);
+past it, explain is RESOURCE_EXHAUSTED until the share has refilled."""
+EXPLAIN_CPU_BURST_SECONDS = 0.5
+"""CPU seconds of explanation the bucket holds: an occasional explain is never refused."""
 MAX_EXPLANATION_CHARS = 16 * 1024
 """Characters of an explanation's text over gRPC; a longer one is cut, saying so."""
 MAX_EXPLAINED_TEXT_CHARS = 256

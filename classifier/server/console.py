@@ -40,13 +40,12 @@ from importlib import resources
 from typing import Any, LiteralString
 
 import classifier
-from classifier import limits
 from classifier.engine.explain import explained_text
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.server.activity import Activity, MinuteShare, RuleHits
+from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
 from classifier.server.holder import ReloadStatus, RulesetHolder
-from classifier.server.service import EXPLAIN_BUSY
 from classifier.server.shadow import Disagreement, Shadow
 from classifier.server.unknowns import UnknownSample
 from classifier.source.descriptor_file import parse_descriptor
@@ -164,7 +163,7 @@ class Sources:
 
     active: RulesetHolder
     activity: Activity
-    explain_slots: threading.Semaphore
+    explain_budget: ExplainBudget
     """The server's explain budget, shared with gRPC explain calls."""
     max_request_bytes: int
     candidate: RulesetHolder | None = None
@@ -795,10 +794,10 @@ class Console:
                 f"the descriptor is larger than the request limit "
                 f"({self.sources.max_request_bytes} bytes, --max-request-bytes)",
             )
-        if not self.sources.explain_slots.acquire(blocking=False):
-            raise _RefusedError(
-                "429 Too Many Requests", EXPLAIN_BUSY.format(n=limits.EXPLAIN_AT_ONCE)
-            )
+        try:
+            self.sources.explain_budget.take()
+        except ExplainRefusedError as refused:
+            raise _RefusedError("429 Too Many Requests", refused.reason) from None
         try:
             ruleset = self.sources.active.current
             try:
@@ -827,7 +826,7 @@ class Console:
                     explanation,
                 )
         finally:
-            self.sources.explain_slots.release()
+            self.sources.explain_budget.give()
         body = h(
             "{result}<section id=explain><h2>Explain another</h2>{form}</section>",
             result=result,

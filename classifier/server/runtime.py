@@ -225,7 +225,7 @@ class App:
             Sources(
                 active=self.active,
                 activity=self.activity,
-                explain_slots=service.explain_slots,
+                explain_budget=service.explain_budget,
                 max_request_bytes=config.limits.max_request_bytes,
                 candidate=self.candidate,
                 sample=self.sample,

@@ -9,7 +9,6 @@ servicer tells its observers (metrics, the decision log, the shadow).
 from __future__ import annotations
 
 import contextlib
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
@@ -29,6 +28,7 @@ from classifier.engine.explain import explain, explain_rule, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.server import convert
+from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
 from classifier.server.holder import RulesetHolder
 
 __all__ = ["ClassifierService", "Observer", "RulesetHolder"]
@@ -98,7 +98,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
-        self.explain_slots = threading.BoundedSemaphore(limits.EXPLAIN_AT_ONCE)
+        self.explain_budget = ExplainBudget()
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -106,7 +106,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
         if request.explain:
-            with _explaining(self.explain_slots, context):
+            with _explaining(self.explain_budget, context):
                 result, verdict = _classify(ruleset, descriptor, request, context)
                 response = self._responses_for(ruleset).response(result, descriptor)
             self._observe(descriptor, result)
@@ -150,7 +150,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 violations += exc.violations
         if violations:
             abort_invalid(context, violations)
-        with _explaining(self.explain_slots, context) if explained else contextlib.nullcontext():
+        with _explaining(self.explain_budget, context) if explained else contextlib.nullcontext():
             results: list[Classification] = []
             verdicts: dict[int, RuleVerdict] = {}
             for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
@@ -174,7 +174,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
             if request.explain:
-                with _explaining(self.explain_slots, context):
+                with _explaining(self.explain_budget, context):
                     result, verdict = _classify(
                         ruleset, descriptor, request, context, f"stream[{i}]."
                     )
@@ -207,23 +207,17 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             observer.classified(descriptor, result)
 
 
-EXPLAIN_BUSY = (
-    "explain is served {n} call at a time (its budget: an explanation costs about a hundred "
-    "answers) and another is being explained; retry, or ask without explain"
-)
-
-
 @contextlib.contextmanager
-def _explaining(slots: threading.Semaphore, context: grpc.ServicerContext) -> Iterator[None]:
-    """Hold one of the server's explain slots, or refuse the call at once."""
-    if not slots.acquire(blocking=False):
-        context.abort(
-            grpc.StatusCode.RESOURCE_EXHAUSTED, EXPLAIN_BUSY.format(n=limits.EXPLAIN_AT_ONCE)
-        )
+def _explaining(budget: ExplainBudget, context: grpc.ServicerContext) -> Iterator[None]:
+    """Explain within the server's budget, or refuse the call at once."""
+    try:
+        budget.take()
+    except ExplainRefusedError as refused:
+        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
     try:
         yield
     finally:
-        slots.release()
+        budget.give()
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:

@@ -48,6 +48,7 @@ from classifier.server.console import (
     select_rules,
     share_chart,
 )
+from classifier.server.explain_budget import ExplainBudget
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
@@ -625,8 +626,8 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     make_ruleset: MakeRuleset,
 ) -> None:
     ruleset = load_ruleset(make_ruleset(SERVING_RULES))
-    slots = threading.BoundedSemaphore(1)
-    console = Console(Sources(RulesetHolder(ruleset), Activity(), slots, max_request_bytes=1000))
+    budget = ExplainBudget()
+    console = Console(Sources(RulesetHolder(ruleset), Activity(), budget, max_request_bytes=1000))
     form = urllib.parse.urlencode({"descriptor": "type: a.B\nhttp_status: 429\norigin: provider"})
     status, headers, page = _call(console, "POST", "/console/explain", form.encode())
     assert status == "200 OK"
@@ -637,10 +638,13 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     unread = {"CONTENT_LENGTH": "10000000", "wsgi.input": BytesIO(b"")}  # never read
     status, _, _ = _call(console, "POST", "/console/explain", env=unread)
     assert status == "413 Content Too Large"
-    with slots:  # a gRPC explain call holds the server's one explain slot
+    budget.take()  # a gRPC explain call holds the server's one explain slot
+    try:
         assert (
             _call(console, "POST", "/console/explain", form.encode())[0] == "429 Too Many Requests"
         )
+    finally:
+        budget.give()
     assert _call(console, "GET", "/console/explain")[0] == "405 Method Not Allowed"
     assert _call(console, "POST", "/console")[0] == "405 Method Not Allowed"
     bad = urllib.parse.urlencode({"descriptor": "type: [unclosed"}).encode()

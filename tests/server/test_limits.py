@@ -428,8 +428,8 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
 def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
     """While one call is being explained, another asking for explain is refused at once."""
     assert running.app.server.service is not None
-    slots = running.app.server.service.explain_slots
-    assert slots.acquire(blocking=False)
+    budget = running.app.server.service.explain_budget
+    budget.take()
     try:
         with pytest.raises(grpc.RpcError) as info:
             running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
@@ -437,6 +437,6 @@ def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
         assert "explain is served 1 call at a time" in str(info.value.details())
         assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK)).class_name == "RateLimited"
     finally:
-        slots.release()
+        budget.give()
     answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
     assert answer.explanation.winner_rule_id

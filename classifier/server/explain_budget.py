@@ -1,0 +1,84 @@
+"""The server's explain budget: one explanation at a time, and a bounded share of a core.
+
+An explanation costs about a hundred answers, all of it Python holding the
+interpreter, so explain calls are what a client can flood to take the server
+from everybody else. One slot bounds them to one core; the CPU share bounds
+them further, on average, to a fraction of one (`limits.EXPLAIN_CPU_SHARE`):
+a token bucket in CPU seconds, refilled at that share of wall time and
+charged with the thread CPU time each explanation really took. A call that
+finds the slot taken, or the bucket spent, is refused at once with a reason
+saying which and when to retry; nothing waits.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from classifier import limits
+
+
+class ExplainRefusedError(Exception):
+    """No explanation now: `reason` is the sentence for the caller."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+BUSY = (
+    "explain is served {n} call at a time (its budget: an explanation costs about a hundred "
+    "answers) and another is being explained; retry, or ask without explain"
+)
+SPENT = (
+    "explain has used its share of the server's CPU ({share:.0%} of a core, on average); "
+    "retry in {wait:.1f} s, or ask without explain"
+)
+
+
+class ExplainBudget:
+    """Take a slot with `take()` (ExplainRefusedError when there is none), give it back with
+    `give()` from the same thread: what the thread spent in between is charged."""
+
+    def __init__(
+        self,
+        at_once: int = limits.EXPLAIN_AT_ONCE,
+        share: float = limits.EXPLAIN_CPU_SHARE,
+        burst: float = limits.EXPLAIN_CPU_BURST_SECONDS,
+    ) -> None:
+        self.at_once = at_once
+        self.share = share
+        self.burst = burst
+        self._slots = threading.BoundedSemaphore(at_once)
+        self._lock = threading.Lock()
+        self._credit = burst
+        self._refilled = time.monotonic()
+        self._started = threading.local()
+
+    def _refill(self, now: float) -> None:
+        self._credit = min(self.burst, self._credit + (now - self._refilled) * self.share)
+        self._refilled = now
+
+    def take(self) -> None:
+        with self._lock:
+            self._refill(time.monotonic())
+            if self._credit <= 0:
+                wait = -self._credit / self.share if self.share > 0 else float("inf")
+                raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait))
+        if not self._slots.acquire(blocking=False):
+            raise ExplainRefusedError(BUSY.format(n=self.at_once))
+        self._started.cpu = time.thread_time()
+
+    def give(self) -> None:
+        spent = time.thread_time() - getattr(self._started, "cpu", time.thread_time())
+        with self._lock:
+            self._refill(time.monotonic())
+            self._credit -= spent
+        self._slots.release()
+
+    @property
+    def credit(self) -> float:
+        """CPU seconds explanations may still spend now (negative: in debt, refusing)."""
+        with self._lock:
+            self._refill(time.monotonic())
+            return self._credit
