@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
+ADMIN  ?= 127.0.0.1:9464
 RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -20,8 +21,8 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)  ## create .venv and install the package with its dev tools (and Debian's Chromium, for the console's browser tests)
 
-run: $(STAMP)  ## serve the bundled rules on $(ADDR)
-	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR)
+run: $(STAMP)  ## serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
+	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
 test: check  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
