@@ -43,6 +43,8 @@ def cause_conditions(draw: st.DrawFn) -> dict[str, Any]:
         when["code"] = draw(st.sampled_from(["c1", "c2"]))
     if draw(st.integers(0, 3)) == 0:
         when["has"] = draw(st.sampled_from(["code", "message"]))
+    if draw(st.integers(0, 3)) == 0:
+        when["lacks"] = draw(st.sampled_from(["code", "http_status"]))
     if draw(st.booleans()) or not when:
         when["message"] = draw(st.sampled_from(PATTERNS))
     return when
@@ -62,6 +64,7 @@ def rules(draw: st.DrawFn, *, messages: bool = True, causes: bool = True) -> dic
         "provider": st.sampled_from(["p1", "p2"]),
         "attributes": st.fixed_dictionaries({"k": _one_or_two(["v1", "v2"])}),
         "has": _one_or_two(["code", "http_status", "provider"]),
+        "lacks": _one_or_two(["code", "grpc_status", "provider"]),
     }
     if messages:
         optional["message"] = st.sampled_from(PATTERNS)

@@ -476,6 +476,8 @@ def _conditions(
         out.append(FieldIn("code", when.code, text("code")))
     for name in when.has or ():
         out.append(FieldPresent(name, _text("has", name)))
+    for name in when.lacks or ():
+        out.append(FieldPresent(name, _text("lacks", name), present=False))
     if when.message is not None:
         pattern = _pattern(when.message, (*path, "message"), problem)
         if pattern is not None:

@@ -69,7 +69,8 @@ class FieldIn(_Compiled):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FieldPresent(_Compiled):
-    """A plain field of the subject is set (`has: code`): evidence is there, whatever it says.
+    """A plain field of the subject is set (`has: code`), or with `present` False is not
+    (`lacks: http_status`): whether evidence is there, whatever it says.
 
     It weighs nothing in precedence: `code: X` implies `has: code`, so a rule
     that only asks for a code to be present must never outrank one that names it.
@@ -77,6 +78,7 @@ class FieldPresent(_Compiled):
 
     field: str
     text: str
+    present: bool = True
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -124,9 +126,9 @@ def _predicate(c: Condition) -> Test:
         case FieldIn(field=name, values=values):
             get = attrgetter(name)
             return lambda s: get(s) in values
-        case FieldPresent(field=name):
+        case FieldPresent(field=name, present=wanted):
             get = attrgetter(name)
-            return lambda s: is_set(get(s))
+            return lambda s: is_set(get(s)) is wanted
         case MessageMatches(pattern=pattern, literals=literals):
             search = pattern.search
             present = literals.present if literals.runs else None

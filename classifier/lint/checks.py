@@ -314,8 +314,8 @@ def _key(condition: Condition) -> str:
             return "type"
         case FieldIn(field=name):
             return name
-        case FieldPresent(field=name):
-            return f"has.{name}"
+        case FieldPresent(field=name, present=present):
+            return f"{'has' if present else 'lacks'}.{name}"
         case MessageMatches():
             return "message"
         case AttributeIs(name=name):
@@ -340,7 +340,7 @@ def _covers(wide: Sequence[Condition], narrow: Sequence[Condition]) -> bool:
     by_key = {_key(c): c for c in narrow}
     return all(
         _implies(by_key.get(_key(w)), w)
-        or (isinstance(w, FieldPresent) and _implies(by_key.get(w.field), w))
+        or (isinstance(w, FieldPresent) and w.present and _implies(by_key.get(w.field), w))
         for w in wide
     )
 
@@ -352,9 +352,12 @@ def _implies(narrow: Condition | None, wide: Condition) -> bool:
             return isinstance(narrow, TypeIs) and narrow.names <= names
         case FieldIn(values=values):
             return isinstance(narrow, FieldIn) and narrow.values <= values
-        case FieldPresent(field=name):
-            return isinstance(narrow, FieldPresent) or (
-                isinstance(narrow, FieldIn)
+        case FieldPresent(field=name, present=present):
+            if isinstance(narrow, FieldPresent):
+                return narrow.present is present
+            return (
+                present
+                and isinstance(narrow, FieldIn)
                 and narrow.field == name
                 and all(is_set(v) for v in narrow.values)
             )

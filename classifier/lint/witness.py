@@ -69,11 +69,16 @@ class _Constraints:
     messages: list[Any] = field(default_factory=list)
     causes: list[CauseMatches] = field(default_factory=list)
     present: set[str] = field(default_factory=set)
+    absent: set[str] = field(default_factory=set)
     satisfiable: bool = True
 
     def settled(self) -> dict[str, frozenset[Any]]:
-        """The value sets of every plain field, a placeholder where `has:` asks only for one."""
-        return {**{f: PLACEHOLDERS[f] for f in self.present - {"message"}}, **self.fields}
+        """The value sets of every plain field, a placeholder where `has:` asks only for one;
+        a field `lacks:` rules out is left unset (no value set at all if another names one)."""
+        out = {**{f: PLACEHOLDERS[f] for f in self.present - {"message"}}, **self.fields}
+        for name in self.absent & out.keys():
+            out[name] = frozenset()  # asked to be both set and unset: no value will do
+        return out
 
     def add(self, condition: Condition) -> None:
         match condition:
@@ -83,8 +88,10 @@ class _Constraints:
             case FieldIn(field=name, values=values):
                 self.fields[name] = _meet(self.fields.get(name), values)
                 self.satisfiable &= bool(self.fields[name])
-            case FieldPresent(field=name):
+            case FieldPresent(field=name, present=True):
                 self.present.add(name)
+            case FieldPresent(field=name):
+                self.absent.add(name)
             case AttributeIs(name=name, values=values):
                 self.attributes[name] = _meet(self.attributes.get(name), values)
                 self.satisfiable &= bool(self.attributes[name])
@@ -240,6 +247,8 @@ class WitnessBuilder:
 
 def _messages(need: _Constraints, samples: list[str]) -> list[str]:
     """The candidate messages; a non-empty one when `has: message` asks for one."""
+    if "message" in need.absent:
+        return [m for m in samples if not m]
     if "message" not in need.present:
         return samples
     return [m for m in samples if m] or [PLACEHOLDER_MESSAGE]

@@ -295,12 +295,8 @@ class CauseWhenDoc(Doc):
     grpc_status: GrpcCodes | None = None
     code: Codes | None = None
     message: Pattern | None = None
-    has: (
-        Annotated[
-            tuple[str, ...], parsed_as(list[CausePresent], _distinct), one_or_many(CausePresent)
-        ]
-        | None
-    ) = None
+    has: CauseFields | None = None
+    lacks: CauseFields | None = None
 
 
 class WhenDoc(CauseWhenDoc):
@@ -314,6 +310,7 @@ class WhenDoc(CauseWhenDoc):
     attributes: Attributes | None = None
     cause: CauseWhenDoc | None = None
     has: Fields | None = None
+    lacks: Fields | None = None
 
 
 def _rule_class(value: str) -> ErrorClass:

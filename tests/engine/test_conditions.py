@@ -102,3 +102,43 @@ def test_has_asks_for_evidence_and_weighs_nothing(make_ruleset: MakeRuleset) -> 
         ("has: code",),
         ("code is not set",),
     )
+
+
+def test_lacks_asks_for_a_field_to_be_unset(make_ruleset: MakeRuleset) -> None:
+    """`lacks: http_status` holds only when there is no status: a connection failure, not a
+    response, whatever else the two share."""
+    ruleset = load_ruleset(
+        make_ruleset(
+            """
+            rules:
+              - id: connection-failure
+                when: {type: x.HttpError, origin: provider, lacks: http_status}
+                class: ProviderError
+              - id: cause-without-code
+                when: {type: x.Wrapper, cause: {type: x.C, lacks: code}}
+                class: Timeout
+            """
+        )
+    )
+    rules = {r.id: r for r in ruleset.rules}
+    assert rules["connection-failure"].condition_count == 2
+
+    def answer(**fields: Any) -> str:
+        return classify(ruleset, build_descriptor(**{"type": "x.HttpError", **fields})).rule_id
+
+    assert answer(origin=Origin.provider) == "connection-failure"
+    assert answer(origin=Origin.provider, http_status=400) == ""
+    with_code = build_descriptor(type="x.Wrapper", causes=[CauseInput(type="x.C", code="E1")])
+    without = build_descriptor(type="x.Wrapper", causes=[CauseInput(type="x.C")])
+    assert classify(ruleset, with_code).rule_id == ""
+    assert classify(ruleset, without).rule_id == "cause-without-code"
+    near = explain(
+        ruleset, build_descriptor(type="x.HttpError", origin=Origin.provider, http_status=400)
+    )
+    assert near.explanation is not None
+    (first, *_) = near.explanation.near_misses
+    assert (first.rule_id, first.failed_conditions, first.observed) == (
+        "connection-failure",
+        ("lacks: http_status",),
+        ("http_status is 400",),
+    )

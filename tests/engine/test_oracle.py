@@ -51,12 +51,14 @@ when = st.fixed_dictionaries(
         "message": st.sampled_from(PATTERNS),
         "attributes": st.sampled_from([{"calls": "0"}, {"calls": ["1", "2"]}]),
         "has": st.sampled_from(["code", "http_status", ["provider", "message"]]),
+        "lacks": st.sampled_from(["code", "grpc_status", ["language", "message"]]),
         "cause": st.fixed_dictionaries(
             {"type": st.sampled_from(CAUSE_TYPES)},
             optional={
                 "message": st.sampled_from(PATTERNS),
                 "http_status": st.just(503),
                 "has": st.sampled_from(["code", "message"]),
+                "lacks": st.sampled_from(["code", "http_status"]),
             },
         ),
     },

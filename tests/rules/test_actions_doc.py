@@ -29,3 +29,27 @@ def test_docs_summaries_are_the_catalog_summaries(bundled: Ruleset) -> None:
     assert {a: documented[a] for a in bundled.actions} == {
         a.id: a.summary for a in bundled.actions.values()
     }
+
+
+CELLS = re.compile(
+    r"^\| `(?P<id>[a-z0-9][a-z0-9._-]*)` \| .+? \| (?P<default>.+?) \| (?P<named>.+?) \|$"
+)
+
+
+def named_by(bundled: Ruleset, action_id: str) -> str:
+    """The "named by" cell for an action no class has as its default: the rules answering
+    with it, in ruleset order (three at most, with the count when there are more). The
+    conflict action, named by no rule, says so in words."""
+    ids = [r.id for r in bundled.rules if r.outcome.action.id == action_id]
+    shown = ", ".join(f"`{i}`" for i in ids[:3])
+    return shown if len(ids) <= 3 else f"{len(ids)} rules, e.g. {shown}"
+
+
+def test_docs_say_which_rules_name_each_action(bundled: Ruleset) -> None:
+    """The rule counts and examples follow the library (a rule added or removed shows here)."""
+    text = (ROOT / "docs" / "actions.md").read_text(encoding="utf-8")
+    defaults = {o.action.id for o in bundled.defaults.values()}
+    cells = {m["id"]: m["named"] for line in text.splitlines() if (m := CELLS.match(line))}
+    named = {r.outcome.action.id for r in bundled.rules}
+    wanted = {a: named_by(bundled, a) for a in bundled.actions if a in named - defaults}
+    assert {a: cells[a] for a in wanted} == wanted

@@ -50,7 +50,7 @@ def test_every_error_is_reported_with_its_location(make_ruleset: MakeRuleset) ->
     )
     assert _errors(root) == [
         "a.yaml:3:23: unknown_key: unknown key 'colour' at rules.0.when; valid keys there: type, "
-        "http_status, grpc_status, code, message, has, origin, provider, language, attributes, cause "
+        "http_status, grpc_status, code, message, has, lacks, origin, provider, language, attributes, cause "
         '(rule "one")',
         "a.yaml:7:12: unknown_class: unknown class 'NotAClass'; known: Unknown, ProviderError, "
         "ProviderUnavailable, RateLimited, QuotaExceeded, ContentFiltered, ToolError, Timeout, "
@@ -207,7 +207,7 @@ def test_a_key_that_is_not_text_is_an_unknown_key_at_the_key(
     shown = "null" if key == "~" else key
     assert _errors(root) == [
         f"rules.yaml:1:35: unknown_key: unknown key {shown} at rules.0.when (a key must be a "
-        "name); valid keys there: type, http_status, grpc_status, code, message, has, origin, "
+        "name); valid keys there: type, http_status, grpc_status, code, message, has, lacks, origin, "
         'provider, language, attributes, cause (rule "a")'
     ]
 
