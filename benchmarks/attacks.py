@@ -378,3 +378,23 @@ def secret_request() -> pb.ClassifyRequest:
             },
         )
     )
+
+
+def sigterm_with_calls_in_flight(
+    source: Path, log: Path, *, threads: int, grace: float = 2.0, timeout: float = 20.0
+) -> tuple[list[str], int, float]:
+    """SIGTERM to a server holding 4 idle streams while 8 clients call: the outcome of every
+    call sent before the signal, the exit code, and how long the process took to exit."""
+    served = serve(source, log, "--grace", f"{grace:g}", "--threads", str(threads))
+    held = IdleStreams(served.address, 4, connections=1)
+    calls = InFlight()
+    try:
+        calls.start(served.address, clients=8)
+        time.sleep(1.0)
+        at = time.monotonic()
+        code, took = served.stop(signal.SIGTERM, timeout=timeout)
+        calls.stop()
+    finally:
+        held.close()
+        served.kill()
+    return [outcome for sent, outcome in calls.outcomes if sent < at - 0.05], code, took

@@ -33,7 +33,6 @@ from benchmarks.attacks import (
     PROBE,
     SECRETS,
     IdleStreams,
-    InFlight,
     channel,
     closed_within,
     large_descriptor,
@@ -41,6 +40,7 @@ from benchmarks.attacks import (
     secret_request,
     send,
     serve,
+    sigterm_with_calls_in_flight,
     silent_connections,
 )
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
@@ -331,19 +331,7 @@ def silent(source: Path, tmp: Path) -> str:
 
 
 def sigterm(source: Path, tmp: Path) -> str:
-    served = serve(source, tmp / "sigterm.log", "--grace", "2", "--threads", "16")
-    held = IdleStreams(served.address, 4, connections=1)
-    calls = InFlight()
-    try:
-        calls.start(served.address, clients=8)
-        time.sleep(1.0)
-        at = time.monotonic()
-        code, took = served.stop(signal.SIGTERM, timeout=20)
-        calls.stop()
-    finally:
-        held.close()
-        served.kill()
-    before = [o for sent, o in calls.outcomes if sent < at - 0.05]
+    before, code, took = sigterm_with_calls_in_flight(source, tmp / "sigterm.log", threads=16)
     wrong: dict[str, int] = {}
     for o in before:
         if o != "RateLimited":

@@ -28,7 +28,6 @@ from benchmarks.attacks import (
     REFLECTION_METHOD,
     SECRETS,
     IdleStreams,
-    InFlight,
     Served,
     channel,
     closed_within,
@@ -38,6 +37,7 @@ from benchmarks.attacks import (
     secret_request,
     send,
     serve,
+    sigterm_with_calls_in_flight,
     silent_connections,
 )
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
@@ -121,19 +121,9 @@ def test_an_idle_stream_is_closed_with_a_clear_status(tmp_path: Path) -> None:
 def test_sigterm_with_streams_open_answers_every_call_in_flight(tmp_path: Path) -> None:
     """4 idle streams and 8 clients calling when SIGTERM comes (--grace 2): every call sent
     before the signal is answered, and the process exits within the grace plus 2 s."""
-    served = serve(ROOT, tmp_path / "serve.log", "--grace", "2", "--threads", "4")
-    held = IdleStreams(served.address, 4, connections=1)
-    calls = InFlight()
-    try:
-        calls.start(served.address, clients=8)
-        time.sleep(1.0)
-        at = time.monotonic()
-        code, took = served.stop(signal.SIGTERM, timeout=10)
-        calls.stop()
-    finally:
-        held.close()
-        served.kill()
-    before = [outcome for sent, outcome in calls.outcomes if sent < at - 0.05]
+    before, code, took = sigterm_with_calls_in_flight(
+        ROOT, tmp_path / "serve.log", threads=4, timeout=10
+    )
     wrong = {o for o in before if o != "RateLimited"}
     print(f"\nSIGTERM: {len(before)} calls before it, {len(wrong)} not answered, exit {took:.2f} s")
     assert wrong == set()
