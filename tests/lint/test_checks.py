@@ -97,6 +97,30 @@ def test_a_conflict_names_both_rules_and_a_witness_both_match(make_ruleset: Make
     _assert_witness_shows(ruleset, found)
 
 
+def test_a_witness_has_what_has_asks_for_and_lacks_what_lacks_rules_out(
+    make_ruleset: MakeRuleset,
+) -> None:
+    root = make_ruleset(
+        """
+        rules:
+          - id: a
+            when: {type: x.E, has: [code, message], origin: [provider, tool]}
+            class: ProviderError
+          - id: b
+            when: {type: x.E, lacks: http_status, origin: provider}
+            class: RateLimited
+        """,
+        manifest=QUIET,
+    )
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert (found.code, found.rule_id) == ("conflicting_rules", "b")
+    witness = json.loads(found.witness)
+    assert witness["code"] and witness["message"] and witness["origin"] == "provider"
+    assert "http_status" not in witness
+    _assert_witness_shows(ruleset, found)
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [
@@ -106,6 +130,8 @@ def test_a_conflict_names_both_rules_and_a_witness_both_match(make_ruleset: Make
         ("{type: x.E, code: X}", "{type: x.E, code: X, origin: tool}"),  # counts differ
         ("{type: x.E, message: '^a'}", "{type: x.E, message: '^b'}"),  # no message has both
         ("{attributes: {k: v1}}", "{attributes: {k: v2}}"),
+        ("{type: x.E, has: code}", "{type: x.E, lacks: code}"),  # set and unset
+        ("{type: x.E, code: X}", "{type: x.E, lacks: code}"),  # a value needs the field set
     ],
 )
 def test_rules_that_cannot_tie_on_one_descriptor_do_not_conflict(
