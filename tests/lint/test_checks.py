@@ -116,7 +116,9 @@ def test_a_witness_has_what_has_asks_for_and_lacks_what_lacks_rules_out(
     (found,) = lint(ruleset)
     assert (found.code, found.rule_id) == ("conflicting_rules", "b")
     witness = json.loads(found.witness)
-    assert witness["code"] and witness["message"] and witness["origin"] == "provider"
+    assert witness["code"]
+    assert witness["message"]
+    assert witness["origin"] == "provider"
     assert "http_status" not in witness
     _assert_witness_shows(ruleset, found)
 
