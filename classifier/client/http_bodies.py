@@ -20,7 +20,8 @@ overflow is a generic invalid_request_error whose message says `prompt is too lo
 
 Only a body the client already read is used (`response._content`, set by httpx's and
 requests' `read()`): describing a failure never reads from the network. aiohttp's
-`ClientResponseError` holds no response, so it has no body to read.
+`ClientResponseError` holds no response, so its caller passes the body it read
+(`descriptor_from_exception(exc, body=...)`), which is read the same way.
 Nothing is invented: a code that only repeats the HTTP status (Gemini's `error.code: 429`,
 Azure's `"code": "429"`) is not a code, and an unknown shape gives nothing.
 """

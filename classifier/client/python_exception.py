@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from classifier import limits
@@ -67,24 +68,35 @@ def descriptor_from_exception(
     origin: Origin | str = Origin.unspecified,
     provider: str = "",
     attributes: Mapping[str, str] | None = None,
+    body: bytes | str | None = None,
 ) -> Descriptor:
     """The descriptor a Python runtime sends for `exc`.
 
     Origin and provider are the caller's knowledge (where the call was made,
-    to whom); they are never guessed from the exception.
+    to whom); they are never guessed from the exception. `body` is the error
+    body the caller read, for a client whose exception keeps none: aiohttp's
+    ClientResponseError holds only the status, so read it first
+    (`body = await resp.read()`, then `resp.raise_for_status()`); without it a
+    bare 400 cannot be told apart and is left Unknown.
     """
     chain = causes(exc)
+    given = _given_body(exc, body)
     body_attributes = next(
-        (dict(e.attributes) for e in map(body_evidence, [exc, *chain]) if e.attributes), {}
+        (dict(e.attributes) for e in [given, *map(body_evidence, [exc, *chain])] if e.attributes),
+        {},
     )
+    grpc = grpc_status(exc)
+    text = message(exc)
+    if given.message and given.message not in text:
+        text = f"{text}\n{given.message}" if text else given.message
     return build_descriptor(
         type=type_name(type(exc)),
         supertypes=supertypes(type(exc)),
         http_status=http_status(exc),
-        grpc_status=grpc_status(exc),
+        grpc_status=grpc if grpc is not None else given.grpc_status,
         origin=origin_from(origin),
-        code=error_code(exc),
-        message=message(exc),
+        code=error_code(exc) or given.code[: limits.MAX_CODE_CHARS],
+        message=text,
         causes=[
             CauseInput(
                 type=type_name(type(c)),
@@ -100,6 +112,21 @@ def descriptor_from_exception(
         provider=provider,
         attributes={**body_attributes, **(attributes or {})} or None,
     )
+
+
+@dataclass(frozen=True)
+class _ReadBody:
+    """A body the caller read, shaped as http_bodies reads a response (`_content`, `headers`)."""
+
+    _content: bytes
+    headers: Any
+
+
+def _given_body(exc: BaseException, body: bytes | str | None) -> BodyEvidence:
+    if not body:
+        return NOTHING
+    content = body.encode() if isinstance(body, str) else bytes(body)
+    return evidence_from_response(_ReadBody(content, _get(exc, "headers")), http_status(exc))
 
 
 def body_evidence(exc: BaseException) -> BodyEvidence:

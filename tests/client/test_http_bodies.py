@@ -198,6 +198,31 @@ def test_aiohttp_code_is_the_status_and_never_read() -> None:
     )
 
 
+def test_an_aiohttp_error_with_the_body_its_caller_read_carries_the_code(bundled: Ruleset) -> None:
+    """ClientResponseError keeps no body; `body=` hands over the one the caller read, with the
+    exception's headers (Bedrock's error type is a header): the answer is no longer Unknown."""
+    url = URL(URL_OPENAI)
+    info = aiohttp.RequestInfo(url, "POST", CIMultiDictProxy(CIMultiDict()), url)
+    exc = aiohttp.ClientResponseError(info, (), status=400, message="Bad Request")
+    bare = descriptor_from_exception(exc, origin="provider")
+    assert classify(bundled, bare).error_class.name == "Unknown"
+    read = json.dumps(OPENAI_CONTEXT).encode()
+    d = descriptor_from_exception(exc, origin="provider", body=read)
+    assert (d.code, d.http_status) == ("context_length_exceeded", 400)
+    assert "maximum context length" in d.message
+    assert classify(bundled, d).error_class.name == "BudgetExceeded"
+    headers = CIMultiDictProxy(CIMultiDict({"x-amzn-ErrorType": "ThrottlingException:http://x"}))
+    throttled = aiohttp.ClientResponseError(
+        info, (), status=400, message="Bad Request", headers=headers
+    )
+    aws = descriptor_from_exception(throttled, body=b'{"message": "Too many requests"}')
+    assert (aws.code, aws.message) == (
+        "ThrottlingException",
+        "400, message='Bad Request', url='" + URL_OPENAI + "'\nToo many requests",
+    )
+    assert descriptor_from_exception(exc, body=b"<html>not json</html>").code == ""
+
+
 def test_real_sdk_errors_keep_their_codes() -> None:
     """openai's .code and anthropic's body type, as the SDKs build them."""
     body = OPENAI_CONTEXT["error"]

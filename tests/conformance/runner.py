@@ -120,7 +120,7 @@ def describe(outcome: Outcome, scenario: Scenario) -> Descriptor | None:
         return descriptor_from_data(outcome.descriptor)
     if outcome.exception is not None:
         return descriptor_from_exception(
-            outcome.exception, origin="provider", provider=scenario.provider
+            outcome.exception, origin="provider", provider=scenario.provider, body=outcome.body
         )
     return descriptor_from_response(outcome.response, provider=scenario.provider)
 

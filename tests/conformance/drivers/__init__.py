@@ -24,6 +24,8 @@ class Outcome:
     exception: BaseException | None = None
     response: Any = None
     descriptor: dict[str, Any] | None = None
+    body: bytes | None = None
+    """The error body the driver read itself, for a client whose exception keeps none."""
 
 
 Driver = Callable[[Scenario, str], Outcome]
