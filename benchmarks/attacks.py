@@ -234,16 +234,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(
-    source: Path, log: Path, *args: str, metrics: bool = False, rules: str = "rules"
+def launch(
+    source: Path, log: Path, *args: str, metrics: bool = False, rules: str | None = "rules"
 ) -> Served:
-    """Start `python -m classifier serve` in `source` and wait (up to 60 s) until it answers."""
+    """Start `python -m classifier serve --no-watch` in `source` on a free port, its stderr
+    into `log`, in a session of its own; return at once (`serve` waits until it answers).
+    `rules=None` serves the bundled library."""
     port = free_port()
     extra = ["--metrics-addr", f"127.0.0.1:{free_port()}"] if metrics else []
+    folder = ["--rules", rules] if rules is not None else []
     with log.open("wb") as err:
         proc = subprocess.Popen(
             [
-                *(sys.executable, "-m", "classifier", "serve", "--rules", rules, "--no-watch"),
+                *(sys.executable, "-m", "classifier", "serve", *folder, "--no-watch"),
                 *("--addr", f"127.0.0.1:{port}", *extra, *args),
             ],
             cwd=source,
@@ -251,7 +254,15 @@ def serve(
             stderr=err,
             start_new_session=True,
         )
-    served = Served(proc, f"127.0.0.1:{port}", log, extra[1] if extra else None)
+    return Served(proc, f"127.0.0.1:{port}", log, extra[1] if extra else None)
+
+
+def serve(
+    source: Path, log: Path, *args: str, metrics: bool = False, rules: str = "rules"
+) -> Served:
+    """Start `python -m classifier serve` in `source` and wait (up to 60 s) until it answers."""
+    served = launch(source, log, *args, metrics=metrics, rules=rules)
+    proc = served.proc
     until = time.monotonic() + 60
     while time.monotonic() < until:
         if proc.poll() is not None:
@@ -398,3 +409,38 @@ def sigterm_with_calls_in_flight(
         held.close()
         served.kill()
     return [outcome for sent, outcome in calls.outcomes if sent < at - 0.05], code, took
+
+
+@dataclass(frozen=True)
+class BlockedWriter:
+    """What 300 of the largest descriptors did to a server whose decision log never drains."""
+
+    start_rss_mb: float
+    rss_mb: float
+    failures: list[str]
+    exit_code: int
+    exit_seconds: float
+    served: Served
+    """The stopped server, for its log."""
+
+
+def blocked_writer(source: Path, folder: Path, *, grace: float, timeout: float) -> BlockedWriter:
+    """The decision log on a pipe that is open but never read (a writer blocked in the
+    kernel), 300 calls of ~400 KB, then SIGTERM."""
+    fifo = folder / "blocked.jsonl"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open, never read
+    try:
+        served = serve(
+            source, folder / "blocked.log", "--decision-log", str(fifo), "--grace", f"{grace:g}"
+        )
+        try:
+            start_rss = served.rss_mb()
+            failures = send(served.address, large_descriptor(), 300)
+            rss = served.rss_mb()
+            code, took = served.stop(timeout=timeout)
+        finally:
+            served.kill()
+    finally:
+        os.close(reader)
+    return BlockedWriter(start_rss, rss, failures, code, took, served)

@@ -23,9 +23,7 @@ mean much.
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,6 +36,7 @@ from typing import Any
 
 import grpc
 
+from benchmarks import load
 from benchmarks.attacks import PROBE, channel, serve
 from benchmarks.load import write_payloads
 from benchmarks.synth import descriptors, synthetic_rules, write_ruleset
@@ -52,31 +51,16 @@ METHOD = "/errorclass.v1.ErrorClassifier/Classify"
 
 
 def _load(target: str, folder: Path, payloads: Path) -> dict[str, Any]:
-    spec = folder / "unary.json"
-    spec.write_text(
-        json.dumps(
-            {
-                "target": target,
-                "method": METHOD,
-                "mode": "unary",
-                "payload_file": str(payloads),
-                "concurrency": 32,
-                "seconds": 3.0,
-                "warmup": 0.5,
-            }
-        )
-    )
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.load", str(spec)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-500:])
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
+    spec = {
+        "target": target,
+        "method": METHOD,
+        "mode": "unary",
+        "payload_file": str(payloads),
+        "concurrency": 32,
+        "seconds": 3.0,
+        "warmup": 0.5,
+    }
+    return load.run_in_process(spec, folder / "unary.json")
 
 
 class Browsing:

@@ -35,7 +35,6 @@ from benchmarks.attacks import (
     IdleStreams,
     channel,
     closed_within,
-    large_descriptor,
     probe,
     secret_request,
     send,
@@ -211,20 +210,9 @@ def explain(source: Path, tmp: Path) -> str:
 
 
 def blocked_writer(source: Path, tmp: Path) -> str:
-    fifo = tmp / "blocked.jsonl"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        served = serve(source, tmp / "blocked.log", "--decision-log", str(fifo), "--grace", "2")
-        try:
-            start_rss = served.rss_mb()
-            failures = send(served.address, large_descriptor(), 300)
-            rss = served.rss_mb()
-            code, took = served.stop(timeout=25)
-        finally:
-            served.kill()
-    finally:
-        os.close(reader)
+    run = attacks.blocked_writer(source, tmp, grace=2, timeout=25)
+    start_rss, rss, failures = run.start_rss_mb, run.rss_mb, run.failures
+    code, took = run.exit_code, run.exit_seconds
     return (
         f"300 calls of ~400 KB behind a blocked writer: RSS {start_rss:.0f} -> {rss:.0f} MB, "
         f"{len(failures)} failed; SIGTERM --grace 2: exit {code} after {took:.1f} s"
@@ -345,24 +333,7 @@ def sigterm(source: Path, tmp: Path) -> str:
 def sighup(source: Path, tmp: Path) -> str:
     out = []
     for delay in (0.3, 0.05):
-        port = attacks.free_port()
-        log = tmp / f"hup-{delay}.log"
-        with log.open("wb") as err:
-            proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "classifier",
-                    "serve",
-                    "--no-watch",
-                    "--addr",
-                    f"127.0.0.1:{port}",
-                ],
-                cwd=source,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,
-            )
+        proc = attacks.launch(source, tmp / f"hup-{delay}.log", rules=None).proc
         time.sleep(delay)
         proc.send_signal(signal.SIGHUP)
         time.sleep(2.0)
@@ -389,19 +360,8 @@ def sighup(source: Path, tmp: Path) -> str:
 
 
 def workers(source: Path, tmp: Path) -> str:
-    port = attacks.free_port()
-    log = tmp / "workers.log"
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "classifier", "serve", "--rules", "rules", "--no-watch"),
-                *("--addr", f"127.0.0.1:{port}", "--workers", "2"),
-            ],
-            cwd=source,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-        )
+    launched = attacks.launch(source, tmp / "workers.log", "--workers", "2")
+    proc, log, port = launched.proc, launched.log, launched.address.rsplit(":", 1)[1]
     outcomes: list[str] = []
     try:
         until = time.monotonic() + 60

@@ -13,13 +13,12 @@ ratios measured side by side mean much.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks import load
 from benchmarks.attacks import PROBE, serve
 from benchmarks.load import write_payloads
 
@@ -31,20 +30,8 @@ def _load(target: str, folder: Path, mode: str, **spec: Any) -> dict[str, Any]:
     payloads = folder / "payloads.bin"
     if not payloads.exists():
         write_payloads(payloads, [PROBE.SerializeToString()])
-    path = folder / f"{mode}.json"
     data = {"target": target, "method": METHOD, "mode": mode, "payload_file": str(payloads)}
-    path.write_text(json.dumps({**data, **spec}))
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.load", str(path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-500:])
-    result: dict[str, Any] = json.loads(out.stdout)
-    return result
+    return load.run_in_process({**data, **spec}, folder / f"{mode}.json")
 
 
 def _median(values: list[float]) -> float:

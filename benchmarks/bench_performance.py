@@ -34,7 +34,7 @@ from typing import Any
 import grpc
 
 from benchmarks import alternatives, synth
-from benchmarks.load import write_payloads
+from benchmarks.load import run_in_process, write_payloads
 from classifier import Descriptor, Ruleset, classify, classify_unindexed, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.client.wire import request as wire_request
@@ -353,15 +353,8 @@ class Load:
             "payload_file": str(self.folder / payload),
             **spec,
         }
-        spec_file = self.folder / "spec.json"
-        spec_file.write_text(json.dumps(spec))
         before = running.cpu_seconds()
-        out = subprocess.run(
-            [PY, "-m", "benchmarks.load", str(spec_file)], capture_output=True, text=True
-        )
-        if out.returncode != 0:
-            raise SystemExit(f"load generator failed: {out.stderr}")
-        result: dict[str, Any] = json.loads(out.stdout)
+        result = run_in_process(spec, self.folder / "spec.json", timeout=600.0)
         result["server_cpu_s"] = running.cpu_seconds() - before
         return result
 

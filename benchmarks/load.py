@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -54,6 +55,22 @@ class Spec:
 def write_payloads(path: Path, payloads: list[bytes]) -> None:
     """The payload file: each serialized request behind a 4-byte length."""
     path.write_bytes(b"".join(len(p).to_bytes(4, "big") + p for p in payloads))
+
+
+def run_in_process(spec: dict[str, Any], spec_file: Path, timeout: float = 120.0) -> dict[str, Any]:
+    """Write `spec` to `spec_file` and drive it from a process of its own; its JSON result."""
+    spec_file.write_text(json.dumps(spec))
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.load", str(spec_file)],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"load generator failed: {out.stderr[-500:]}")
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
 
 
 def _ident(b: bytes) -> bytes:

@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 import pytest
 
+from benchmarks import attacks
 from benchmarks.attacks import (
     PROBE,
     REFLECTION_METHOD,
@@ -32,7 +33,7 @@ from benchmarks.attacks import (
     channel,
     closed_within,
     free_port,
-    large_descriptor,
+    launch,
     probe,
     secret_request,
     send,
@@ -140,25 +141,14 @@ def test_a_blocked_decision_log_writer_holds_at_most_its_byte_cap(tmp_path: Path
     """The decision log on a pipe nobody reads (a writer blocked in the kernel), 300 of the
     largest descriptors: the process stays small, calls never fail, and SIGTERM with
     --grace 1 exits within the grace plus 2 s although the writer never returns."""
-    fifo = tmp_path / "d.jsonl"
-    os.mkfifo(fifo)
-    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open, never read
-    try:
-        served = serve(ROOT, tmp_path / "serve.log", "--decision-log", str(fifo), "--grace", "1")
-        try:
-            failures = send(served.address, large_descriptor(), 300)
-            rss = served.rss_mb()
-            code, took = served.stop(timeout=20)
-        finally:
-            served.kill()
-    finally:
-        os.close(reader)
+    run = attacks.blocked_writer(ROOT, tmp_path, grace=1, timeout=20)
+    failures, rss, code, took = run.failures, run.rss_mb, run.exit_code, run.exit_seconds
     print(f"\nblocked writer: 300 calls of ~400 KB, RSS {rss:.0f} MB, SIGTERM exit in {took:.2f} s")
     assert failures == []
     assert rss < 200
     assert code == 0
     assert took < 1 + 2
-    assert len(_events(served, "decision_log_abandoned")) == 1
+    assert len(_events(run.served, "decision_log_abandoned")) == 1
 
 
 def test_a_full_disk_logs_a_handful_of_lines_and_writing_resumes(tmp_path: Path) -> None:
@@ -244,30 +234,13 @@ def test_sighup_at_any_moment_never_kills_and_a_burst_reloads_once_or_twice(
     """SIGHUPs while the server imports, loads and starts (from 0.4 s after exec: before
     that only the interpreter's own start-up runs), then 50 at once: it never dies, and
     the burst is one or two reloads, not fifty."""
-    log = tmp_path / "serve.log"
-    port = free_port()
-    with log.open("wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "classifier",
-                "serve",
-                "--no-watch",
-                "--addr",
-                f"127.0.0.1:{port}",
-            ],
-            cwd=ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-        )
-    served = Served(proc, f"127.0.0.1:{port}", log, None)
+    served = launch(ROOT, tmp_path / "serve.log", rules=None)
+    proc = served.proc
     try:
         started = time.monotonic()
         for at in (0.4, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0):
             time.sleep(max(0.0, started + at - time.monotonic()))
-            assert proc.poll() is None, log.read_text()
+            assert proc.poll() is None, served.log.read_text()
             proc.send_signal(signal.SIGHUP)
         wait_for(lambda: bool(_events(served, "start")), timeout=30)
         assert probe(served.address, calls=3).failures == []
