@@ -316,11 +316,15 @@ class Client:
         origin: Origin | str = Origin.unspecified,
         provider: str = "",
         attributes: Mapping[str, str] | None = None,
+        body: bytes | str | None = None,
         explain: bool = False,
         timeout: float | None = None,
     ) -> Answer:
-        """Classify a live Python exception (see `descriptor_from_exception`)."""
-        d = descriptor_from_exception(exc, origin=origin, provider=provider, attributes=attributes)
+        """Classify a live Python exception (see `descriptor_from_exception`, and its `body`
+        for a client whose exception keeps no error body, such as aiohttp)."""
+        d = descriptor_from_exception(
+            exc, origin=origin, provider=provider, attributes=attributes, body=body
+        )
         return self.classify(d, explain=explain, timeout=timeout)
 
     def classify_batch(

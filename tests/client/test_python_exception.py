@@ -6,9 +6,12 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import grpc
 import httpx
 import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+from yarl import URL
 
 from classifier import Descriptor, Ruleset, classify, descriptor_from_data, limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
@@ -310,6 +313,12 @@ def test_live_exceptions_classified_by_the_service(server: Server, bundled: Rule
         assert client.classify_exception(late).error_class is ErrorClass.Timeout
         cancelled = client.classify_exception(KeyboardInterrupt(), origin="user")
         assert cancelled.error_class is ErrorClass.Canceled
+        url = URL("https://api.openai.com/v1/chat/completions")
+        info = aiohttp.RequestInfo(url, "POST", CIMultiDictProxy(CIMultiDict()), url)
+        bare = aiohttp.ClientResponseError(info, (), status=400, message="Bad Request")
+        body = b'{"error": {"code": "context_length_exceeded", "message": "too long"}}'
+        read = client.classify_exception(bare, origin="provider", provider="openai", body=body)
+        assert read.error_class is ErrorClass.BudgetExceeded
         for exc in [httpx.ReadTimeout("t"), caught(open, "/nonexistent"), ValueError("v")]:
             d = descriptor_from_exception(exc, origin="provider")
             answer = client.classify(d)
