@@ -261,7 +261,14 @@ def test_a_cancelled_stream_frees_its_worker(serving_rules: Path, start_app: Sta
     stream.cancel()
     gate.set()
     wait_for(lambda: running.metric("errorclass_rpcs_in_flight", rpc="ClassifyStream") == 0)
-    assert running.metric("errorclass_rpcs_total", rpc="ClassifyStream", code="CANCELLED") == 1
+    # Counted once, and as CANCELLED unless grpcio delivered the cancel as the end of the
+    # request stream first (its receive and close events race; then the server saw a stream
+    # that ended normally: 6 runs in 165 here)
+    finished = {
+        code: running.metric("errorclass_rpcs_total", rpc="ClassifyStream", code=code)
+        for code in ("CANCELLED", "OK")
+    }
+    assert sorted(finished.values()) == [0, 1], finished
     assert running.stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=5).class_name == (
         "RateLimited"
     )
