@@ -173,22 +173,29 @@ print(json.dumps({"codes": codes, "mean_ms": 1000 * sum(cost) / max(1, len(cost)
 
 def explain(source: Path, tmp: Path) -> str:
     """Eight clients (in a process of their own) sending explained batches as fast as they
-    are answered, while another client probes."""
+    are answered, while another client probes; then the same client probes a second server
+    that nobody floods (a control), so the line tells what the flood costs the attacked
+    server's callers apart from what its load costs every program on the machine."""
     served = serve(source, tmp / "explain.log")
+    control = serve(source, tmp / "control.log")
     out = []
     try:
         for items in (100, 4):
             size = len(_explain_batch(items, 4096).SerializeToString()) // 1024
+            controls: list[attacks.Latency] = []
 
             def start(items: int = items) -> subprocess.Popen[str]:
                 return subprocess.Popen(
-                    [sys.executable, "-c", FLOOD, served.address, str(items), "6", str(ROOT)],
+                    [sys.executable, "-c", FLOOD, served.address, str(items), "8", str(ROOT)],
                     cwd=ROOT,
                     stdout=subprocess.PIPE,
                     text=True,
                 )
 
-            def stop(proc: subprocess.Popen[str]) -> str:
+            def stop(
+                proc: subprocess.Popen[str], controls: list[attacks.Latency] = controls
+            ) -> str:
+                controls.append(_probe(control.address))
                 try:
                     stdout, _ = proc.communicate(timeout=60)
                 except subprocess.TimeoutExpired:
@@ -200,12 +207,15 @@ def explain(source: Path, tmp: Path) -> str:
                     return "flood: no report"
                 return f"flood calls {seen['codes']}, {seen['mean_ms']:.0f} ms each"
 
+            line = _rounds(served.address, start, stop)
+            c99 = _median([x.p99 for x in controls])
             out.append(
-                f"8 clients x {items} explained items ({size} KiB): "
-                + _rounds(served.address, start, stop)
+                f"8 clients x {items} explained items ({size} KiB): {line}; "
+                f"meanwhile an unflooded server on this machine: p99 {c99 * 1e3:.2f} ms"
             )
     finally:
         served.kill()
+        control.kill()
     return " | ".join(out)
 
 

@@ -1,14 +1,17 @@
 """`python -m classifier` and the `classifier` command.
 
 Signals are made safe first, before the command's modules are imported (about a
-second): see classifier._signals.
+second): see classifier._signals; and gRPC's fork handlers are turned off before
+gRPC is imported: see classifier._fork.
 """
 
+from classifier._fork import grpc_fork_handlers_off
 from classifier._signals import catch_early
 
 
 def entry() -> None:
     catch_early()
+    grpc_fork_handlers_off()
     from classifier.cli import entry as run
 
     run()

@@ -36,6 +36,18 @@ EXPLAIN_CPU_SHARE = 0.2
 past it, explain is RESOURCE_EXHAUSTED until the share has refilled."""
 EXPLAIN_CPU_BURST_SECONDS = 0.5
 """CPU seconds of explanation the bucket holds: an occasional explain is never refused."""
+EXPLAIN_TIMEOUT_SECONDS = 30.0
+"""The longest one explain call may take (the call's own deadline, when shorter, rules);
+past it the explaining process is replaced and the call answered UNAVAILABLE."""
+HOLD_MIN_SECONDS = 0.1
+HOLD_MAX_SECONDS = 1.0
+"""A connection refused an explanation (the budget spent, the slot taken, too many in one
+batch) is told when to retry (`grpc-retry-pushback-ms`), and its next calls are held
+back until then, this range bounding the wait: a client that floods explain is slowed to
+the pace the server gives explanations, while a client that waits as told never notices."""
+MAX_HELD_CALLS = 1024
+"""Calls held back at once, over every connection; past it, a held connection's call is
+queued as any other (the bound is on what holding may keep in memory)."""
 MAX_EXPLANATION_CHARS = 16 * 1024
 """Characters of an explanation's text over gRPC; a longer one is cut, saying so."""
 MAX_EXPLAINED_TEXT_CHARS = 256

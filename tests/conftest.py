@@ -1,5 +1,7 @@
 """Shared fixtures: real rulesets on disk, and a real server on a free loopback port."""
 
+# ruff: noqa: E402  (gRPC's fork handlers are turned off before grpc is imported)
+
 from __future__ import annotations
 
 import shutil
@@ -9,6 +11,10 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from classifier._fork import grpc_fork_handlers_off
+
+grpc_fork_handlers_off()  # before grpc is imported: servers in this process fork explainers
 
 import grpc
 import pytest

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import grpc
+
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED_RULES = ROOT / "rules"
 MANIFEST = "name: test\nversion: 1.0.0\n"
@@ -154,3 +156,9 @@ cases:
 """,
 }
 """A three-rule ruleset and a passing case file beside it (the `small` fixture)."""
+
+
+def trailer(err: grpc.RpcError) -> dict[str, str]:
+    """A failed call's trailing metadata as a dict (text values only)."""
+    found = err.trailing_metadata() or ()
+    return {m.key: str(m.value) for m in found if isinstance(m.value, str)}

@@ -139,6 +139,7 @@ class Server:
         """Tell health checks that this server is going away (NOT_SERVING), still serving."""
         self.ready = False
         self.health.enter_graceful_shutdown()
+        self.lanes.release_held()
 
     def can_answer(self) -> bool:
         """Whether a unary call would be taken now (serving, and its lane not full)."""
@@ -159,6 +160,8 @@ class Server:
         left = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         self.grpc_server.stop(left).wait(None if left is None else left + 2.0)
         self.lanes.stop()
+        if self.service is not None:
+            self.service.explainer.close()
 
     def _quiet(self, until: float) -> None:
         lanes = (self.lanes.unary, self.lanes.health)
@@ -166,7 +169,7 @@ class Server:
             now = time.monotonic()
             if now >= until:
                 return
-            busy = any(lane.outstanding for lane in lanes)
+            busy = any(lane.outstanding or lane.held for lane in lanes)
             if not busy and now - self.interceptor.last_call >= QUIET_SECONDS:
                 return
             time.sleep(0.01)
@@ -201,7 +204,9 @@ def create_server(
         options=limits.grpc_options(reuse_port=reuse_port),
         maximum_concurrent_rpcs=None,  # the lanes bound each kind of call instead
     )
-    service = ClassifierService(holder, candidate=candidate, observers=[metrics, *observers])
+    service = ClassifierService(
+        holder, candidate=candidate, observers=[metrics, *observers], holds=lanes.holds
+    )
     pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)

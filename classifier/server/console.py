@@ -40,11 +40,13 @@ from importlib import resources
 from typing import Any, LiteralString
 
 import classifier
+from classifier import limits
 from classifier.engine.explain import explained_text
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.server.activity import Activity, MinuteShare, RuleHits
 from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explainer import Explainer, ExplainerFailedError
 from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.shadow import Disagreement, Shadow
 from classifier.server.unknowns import UnknownSample
@@ -165,6 +167,8 @@ class Sources:
     activity: Activity
     explain_budget: ExplainBudget
     """The server's explain budget, shared with gRPC explain calls."""
+    explainer: Explainer
+    """The server's explaining process, shared with gRPC explain calls."""
     max_request_bytes: int
     candidate: RulesetHolder | None = None
     sample: UnknownSample | None = None
@@ -589,6 +593,19 @@ def shadow_section(shadow: Shadow | None, candidate: Ruleset | None) -> Html:
     )
 
 
+def console_explanation(ruleset: Ruleset, text: str, rule_id: str) -> tuple[str, str]:
+    """The form's descriptor explained as `classifier explain` prints it (what the explaining
+    process runs): ("explained", text), ("invalid", the violations) or ("no_rule", "")."""
+    try:
+        descriptor = parse_descriptor(text, "<form>")
+        _, _, explanation = explained_text(ruleset, descriptor, rule_id)
+    except DescriptorError as exc:
+        return "invalid", "\n".join(str(v) for v in exc.violations)
+    except KeyError:
+        return "no_rule", ""
+    return "explained", explanation
+
+
 def explain_form(descriptor: str = "", rule: str = "", *, fixed_rule: bool = False) -> Html:
     rule_field = (
         h("<input type=hidden name=rule value='{}'>", rule)
@@ -801,32 +818,38 @@ class Console:
         try:
             ruleset = self.sources.active.current
             try:
-                descriptor = parse_descriptor(text, "<form>")
-                _, _, explanation = explained_text(ruleset, descriptor, rule_id)
-            except DescriptorError as exc:
-                result = h(
-                    "<section class=refused><h2>Not a valid descriptor</h2>"
-                    "<pre id=explanation>{}</pre></section>",
-                    "\n".join(str(v) for v in exc.violations),
+                (kind, explanation), cpu = self.sources.explainer.run(
+                    ruleset, console_explanation, (text, rule_id), limits.EXPLAIN_TIMEOUT_SECONDS
                 )
-            except KeyError:
-                result = h(
-                    "<section class=refused><h2>No such rule</h2><pre id=explanation>"
-                    "classifier explain: {} {} has no rule {}</pre></section>",
-                    ruleset.name,
-                    ruleset.version,
-                    repr(rule_id),
-                )
-            else:
-                result = h(
-                    "<section class=explained><h2>Explained under {} {}</h2>"
-                    "<pre id=explanation>{}</pre></section>",
-                    ruleset.name,
-                    ruleset.version,
-                    explanation,
-                )
+            except ExplainerFailedError as failed:
+                raise _RefusedError(
+                    "503 Service Unavailable", f"no explanation: {failed}"
+                ) from None
+            self.sources.explain_budget.charge(cpu)
         finally:
             self.sources.explain_budget.give()
+        if kind == "invalid":
+            result = h(
+                "<section class=refused><h2>Not a valid descriptor</h2>"
+                "<pre id=explanation>{}</pre></section>",
+                explanation,
+            )
+        elif kind == "no_rule":
+            result = h(
+                "<section class=refused><h2>No such rule</h2><pre id=explanation>"
+                "classifier explain: {} {} has no rule {}</pre></section>",
+                ruleset.name,
+                ruleset.version,
+                repr(rule_id),
+            )
+        else:
+            result = h(
+                "<section class=explained><h2>Explained under {} {}</h2>"
+                "<pre id=explanation>{}</pre></section>",
+                ruleset.name,
+                ruleset.version,
+                explanation,
+            )
         body = h(
             "{result}<section id=explain><h2>Explain another</h2>{form}</section>",
             result=result,

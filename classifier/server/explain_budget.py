@@ -7,7 +7,8 @@ them further, on average, to a fraction of one (`limits.EXPLAIN_CPU_SHARE`):
 a token bucket in CPU seconds, refilled at that share of wall time and
 charged with the thread CPU time each explanation really took. A call that
 finds the slot taken, or the bucket spent, is refused at once with a reason
-saying which and when to retry; nothing waits.
+saying which and when to retry; nothing waits here, but the server holds
+back that connection's next calls until then (`lanes.Holds`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from classifier import limits
 
 
 class ExplainRefusedError(Exception):
-    """No explanation now: `reason` is the sentence for the caller."""
+    """No explanation now: `reason` is the sentence for the caller, `retry_after` the
+    seconds it should wait before asking again."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, retry_after: float) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.retry_after = retry_after
 
 
 BUSY = (
@@ -64,13 +67,20 @@ class ExplainBudget:
             self._refill(time.monotonic())
             if self._credit <= 0:
                 wait = -self._credit / self.share if self.share > 0 else float("inf")
-                raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait))
+                raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait), wait)
         if not self._slots.acquire(blocking=False):
-            raise ExplainRefusedError(BUSY.format(n=self.at_once))
+            raise ExplainRefusedError(BUSY.format(n=self.at_once), limits.HOLD_MIN_SECONDS)
         self._started.cpu = time.thread_time()
+        self._started.extra = 0.0
+
+    def charge(self, cpu_seconds: float) -> None:
+        """Add CPU spent for this thread's explanation elsewhere (the explaining process)."""
+        self._started.extra = getattr(self._started, "extra", 0.0) + cpu_seconds
 
     def give(self) -> None:
         spent = time.thread_time() - getattr(self._started, "cpu", time.thread_time())
+        spent += getattr(self._started, "extra", 0.0)
+        self._started.extra = 0.0
         with self._lock:
             self._refill(time.monotonic())
             self._credit -= spent

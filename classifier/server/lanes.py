@@ -16,6 +16,11 @@ on the handler), with a bound on the calls it holds.
     watch       grpc.health.v1 Watch: a few
     refuse      answers what a full lane refuses, at once
 
+A connection the server told to wait (refused an explanation: `holds`) has
+its unary calls and streams wait in their lane's queue until then, holding no
+thread, counted in `errorclass_held_calls_total{lane}`; they are not counted
+against the lane's bound, so a held client cannot fill it for the others.
+
 A call a full lane cannot take is answered RESOURCE_EXHAUSTED naming the
 limit, counted in `errorclass_refused_total{rpc, reason}` and logged
 (`refused`, at most once per REFUSED_LOG_SECONDS per reason, with a count).
@@ -37,6 +42,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -45,6 +51,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
+from classifier.server.holds import Holds
 from classifier.server.log import RateLimitedLog
 from classifier.server.metrics import Metrics
 from classifier.server.wire_errors import locate_decode_error
@@ -79,35 +86,163 @@ class LaneLimits:
     stream_max_age: float | None = DEFAULT_STREAM_MAX_AGE_SECONDS
 
 
-class Lane(futures.ThreadPoolExecutor):
-    """A thread pool that knows how many calls it holds (queued or running)."""
+class _Work:
+    __slots__ = ("args", "connection", "fn", "future", "kwargs")
 
-    def __init__(self, name: str, threads: int, cap: int | None, what: str) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        self.future: futures.Future[Any] = futures.Future()
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.connection = _connection_of(args)
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            result = self.fn(*self.args, **self.kwargs)
+        except BaseException as exc:
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+
+def _connection_of(args: tuple[Any, ...]) -> str | None:
+    """The peer of the call grpcio submits (its work item's arguments carry the call)."""
+    for arg in args[:3]:
+        call = getattr(arg, "call", None)
+        if call is not None:
+            try:
+                peer = call.peer()
+            except Exception:  # pragma: no cover  (the call ended meanwhile)
+                return None
+            return peer.decode(errors="replace") if isinstance(peer, bytes) else str(peer)
+    return None
+
+
+class Lane(futures.ThreadPoolExecutor):
+    """A pool of threads for one kind of call that knows how many calls it holds (queued
+    or running), and keeps the calls of a held connection back until its hold ends.
+
+    Threads start as calls need them, up to `threads`. Held calls are not counted
+    against `cap`: a held client must not fill the lane for everyone else; they
+    are bounded by MAX_HELD_CALLS over all connections instead. A ThreadPoolExecutor
+    by type only (grpcio takes a handler's pool only if it is one); its own queue
+    and threads are never used.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        threads: int,
+        cap: int | None,
+        what: str,
+        holds: Holds | None = None,
+        counted: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(max_workers=threads, thread_name_prefix=f"lane-{name}")
+        self.counted = counted
+        """Told of each call held (the metric)."""
         self.name = name
+        self.threads = threads
         self.cap = cap
         self.what = what
         """The limit in words, for the refusal: `--max-streams (512) open streams`."""
+        self.holds = holds
         self.outstanding = 0
-        self._count_lock = threading.Lock()
+        self.held = 0
+        self.held_total = 0
+        self._ready: deque[_Work] = deque()
+        self._waiting: deque[tuple[float, _Work]] = deque()
+        self._cond = threading.Condition()
+        self._workers: list[threading.Thread] = []
+        self._idle = 0
+        self._closed = False
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
-        with self._count_lock:
-            self.outstanding += 1
-        try:
-            future = super().submit(fn, *args, **kwargs)
-        except BaseException:
-            self._done(None)
-            raise
-        future.add_done_callback(self._done)
-        return future
+        work = _Work(fn, args, kwargs)
+        until = self.holds.until(work.connection) if self.holds is not None else 0.0
+        with self._cond:
+            if self._closed:
+                raise RuntimeError(f"lane {self.name} is stopped")
+            if until > time.monotonic() and self.holds is not None and self.holds.admit():
+                self._waiting.append((until, work))
+                self.held += 1
+                self.held_total += 1
+                if self.counted is not None:
+                    self.counted()
+            else:
+                self._ready.append(work)
+                self.outstanding += 1
+            wanted = len(self._ready) > self._idle or (self._waiting and not self._idle)
+            if wanted and len(self._workers) < self.threads:
+                thread = threading.Thread(
+                    target=self._work,
+                    name=f"lane-{self.name}_{len(self._workers)}",
+                    daemon=True,
+                )
+                self._workers.append(thread)
+                thread.start()
+            self._cond.notify()
+        return work.future
 
-    def _done(self, _future: futures.Future[Any] | None) -> None:
-        with self._count_lock:
-            self.outstanding -= 1
+    def _release(self, now: float, everything: bool = False) -> float | None:
+        """Move held calls whose hold ended to the queue; when the next one ends."""
+        still: deque[tuple[float, _Work]] = deque()
+        for until, work in self._waiting:
+            if everything or until <= now:
+                self._ready.append(work)
+                self.held -= 1
+                self.outstanding += 1
+                if self.holds is not None:
+                    self.holds.released()
+            else:
+                still.append((until, work))
+        self._waiting = still
+        return min((until for until, _ in still), default=None)
+
+    def _next(self) -> _Work | None:
+        with self._cond:
+            while not self._closed:
+                wake = self._release(time.monotonic()) if self._waiting else None
+                if self._ready:
+                    return self._ready.popleft()
+                self._idle += 1
+                self._cond.wait(None if wake is None else max(0.0, wake - time.monotonic()))
+                self._idle -= 1
+            return None
+
+    def _work(self) -> None:
+        while (work := self._next()) is not None:
+            try:
+                work.run()
+            finally:
+                with self._cond:
+                    self.outstanding -= 1
+
+    def release_held(self) -> None:
+        """Queue every held call now (the server is stopping and answers them all)."""
+        with self._cond:
+            self._release(time.monotonic(), everything=True)
+            self._cond.notify_all()
 
     def full(self) -> bool:
         return self.cap is not None and self.outstanding >= self.cap
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with self._cond:
+            self._closed = True
+            if cancel_futures:
+                self._release(time.monotonic(), everything=True)
+                while self._ready:
+                    self._ready.popleft().future.cancel()
+                    self.outstanding -= 1
+            self._cond.notify_all()
+        if wait:
+            for thread in self._workers:
+                thread.join()
 
 
 class _Open:
@@ -234,11 +369,14 @@ class Lanes:
     def __init__(self, limits: LaneLimits, metrics: Metrics) -> None:
         self.limits = limits
         self.metrics = metrics
+        self.holds = Holds()
         self.unary = Lane(
             "unary",
             limits.threads,
             limits.max_queued,
             f"--max-concurrent-rpcs ({limits.max_queued}) calls queued or served",
+            self.holds,
+            metrics.held.labels("unary").inc,
         )
         self.health = Lane("health", HEALTH_THREADS, HEALTH_QUEUE, f"{HEALTH_QUEUE} health checks")
         self.stream = Lane(
@@ -246,6 +384,8 @@ class Lanes:
             limits.max_streams,
             limits.max_streams,
             f"--max-streams ({limits.max_streams}) open streams",
+            self.holds,
+            metrics.held.labels("stream").inc,
         )
         self.reflection = Lane(
             "reflection",
@@ -281,6 +421,12 @@ class Lanes:
         self.reaper.stop()
         for lane in self.all():
             lane.shutdown(wait=False, cancel_futures=True)
+
+    def release_held(self) -> None:
+        """Hold no call from now on, and queue those held (the server is stopping)."""
+        self.holds.release_all()
+        for lane in self.all():
+            lane.release_held()
 
     def refused(self, rpc: str, reason: str, details: str) -> None:
         self.metrics.refused.labels(rpc, reason).inc()

@@ -175,6 +175,13 @@ class Metrics:
             ("rpc", "reason"),
             registry=r,
         )
+        self.held = Counter(
+            "errorclass_held_calls",
+            "Calls held back in their lane's queue because their connection was refused an "
+            "explanation and told when to retry, by lane.",
+            ("lane",),
+            registry=r,
+        )
         self.streams_closed = Counter(
             "errorclass_streams_closed",
             "Streams the server closed, by RPC and reason (idle, max_age).",

@@ -226,6 +226,7 @@ class App:
                 active=self.active,
                 activity=self.activity,
                 explain_budget=service.explain_budget,
+                explainer=service.explainer,
                 max_request_bytes=config.limits.max_request_bytes,
                 candidate=self.candidate,
                 sample=self.sample,

@@ -9,7 +9,6 @@ servicer tells its observers (metrics, the decision log, the shadow).
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
 
@@ -21,7 +20,7 @@ from grpc_status import rpc_status
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.answer import Classification, RuleVerdict
+from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.engine.explain import explain, explain_rule, render_verdict
@@ -29,7 +28,9 @@ from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.server import convert
 from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explainer import Explainer, ExplainerFailedError
 from classifier.server.holder import RulesetHolder
+from classifier.server.holds import Holds
 
 __all__ = ["ClassifierService", "Observer", "RulesetHolder"]
 
@@ -93,12 +94,16 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         *,
         candidate: RulesetHolder | None = None,
         observers: Sequence[Observer] = (),
+        holds: Holds | None = None,
     ) -> None:
         self.holder = holder
+        self.holds = holds or Holds()
+        """Connections refused an explanation are held back until their retry time."""
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
         self.explain_budget = ExplainBudget()
+        self.explainer = Explainer()
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -106,14 +111,13 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
         if request.explain:
-            with _explaining(self.explain_budget, context):
-                result, verdict = _classify(ruleset, descriptor, request, context)
-                response = self._responses_for(ruleset).response(result, descriptor)
-            self._observe(descriptor, result)
-            return _with_verdict(response, verdict)
-        result, verdict = _classify(ruleset, descriptor, request, context)
+            with _explaining(self.explain_budget, self.holds, context):
+                response = self._explained(ruleset, [request], context, [""])[0]
+            self._observe(descriptor, classify(ruleset, descriptor))
+            return response
+        result = classify(ruleset, descriptor)
         self._observe(descriptor, result)
-        return _with_verdict(self._responses_for(ruleset).response(result, descriptor), verdict)
+        return self._responses_for(ruleset).response(result, descriptor)
 
     def ClassifyBatch(
         self, request: pb.ClassifyBatchRequest, context: grpc.ServicerContext
@@ -130,6 +134,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         explained = sum(1 for item in request.requests if item.explain)
         if explained > limits.MAX_EXPLAINED_PER_CALL:
+            self.holds.hold(context.peer(), limits.HOLD_MAX_SECONDS)
             abort_invalid(
                 context,
                 [
@@ -140,31 +145,37 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                     )
                 ],
             )
-        ruleset = self.holder.current
-        descriptors: list[Descriptor] = []
-        violations: list[FieldViolation] = []
-        for i, item in enumerate(request.requests):
-            try:
-                descriptors.append(_checked(item, "requests", i))
-            except DescriptorError as exc:
-                violations += exc.violations
-        if violations:
-            abort_invalid(context, violations)
-        with _explaining(self.explain_budget, context) if explained else contextlib.nullcontext():
+        # Refused explain is refused before any work: a flood's refusals cost a parse.
+        budget = _explaining(self.explain_budget, self.holds, context)
+        with budget if explained else contextlib.nullcontext():
+            ruleset = self.holder.current
+            descriptors: list[Descriptor] = []
+            violations: list[FieldViolation] = []
+            for i, item in enumerate(request.requests):
+                try:
+                    descriptors.append(_checked(item, "requests", i))
+                except DescriptorError as exc:
+                    violations += exc.violations
+            if violations:
+                abort_invalid(context, violations)
             results: list[Classification] = []
-            verdicts: dict[int, RuleVerdict] = {}
-            for i, (descriptor, item) in enumerate(zip(descriptors, request.requests, strict=True)):
+            for i, descriptor in enumerate(descriptors):
                 if i % DEADLINE_CHECK_EVERY == 0:
                     _give_up_when_expired(context, f"after {i} of {count} answers")
-                result, verdict = _classify(ruleset, descriptor, item, context, f"requests[{i}].")
-                results.append(result)
-                if verdict is not None:
-                    verdicts[i] = verdict
+                results.append(classify(ruleset, descriptor))
             batch = self._responses_for(ruleset).batch(zip(results, descriptors, strict=True))
+            if explained:
+                asked = [i for i, item in enumerate(request.requests) if item.explain]
+                answers = self._explained(
+                    ruleset,
+                    [request.requests[i] for i in asked],
+                    context,
+                    [f"requests[{i}]." for i in asked],
+                )
+                for i, answer in zip(asked, answers, strict=True):
+                    batch.responses[i].CopyFrom(answer)
         for descriptor, result in zip(descriptors, results, strict=True):
             self._observe(descriptor, result)
-        for i, verdict in verdicts.items():
-            _with_verdict(batch.responses[i], verdict)
         return batch
 
     def ClassifyStream(
@@ -173,17 +184,14 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         for i, request in enumerate(request_iterator):
             ruleset = self.holder.current
             descriptor = _descriptor(request, context, "stream", i)
+            result = classify(ruleset, descriptor)
             if request.explain:
-                with _explaining(self.explain_budget, context):
-                    result, verdict = _classify(
-                        ruleset, descriptor, request, context, f"stream[{i}]."
-                    )
-                    response = self._responses_for(ruleset).response(result, descriptor)
+                with _explaining(self.explain_budget, self.holds, context):
+                    response = self._explained(ruleset, [request], context, [f"stream[{i}]."])[0]
             else:
-                result, verdict = _classify(ruleset, descriptor, request, context)
                 response = self._responses_for(ruleset).response(result, descriptor)
             self._observe(descriptor, result)
-            yield _with_verdict(response, verdict)
+            yield response
 
     def GetRuleset(
         self, request: pb.GetRulesetRequest, context: grpc.ServicerContext
@@ -194,6 +202,36 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request: pb.ListClassesRequest, context: grpc.ServicerContext
     ) -> pb.ListClassesResponse:
         return convert.list_classes(self.holder.current)
+
+    def _explained(
+        self,
+        ruleset: Ruleset,
+        requests: Sequence[pb.ClassifyRequest],
+        context: grpc.ServicerContext,
+        places: Sequence[str],
+    ) -> list[pb.ClassifyResponse]:
+        """The explained answers, made by the explaining process (the caller holds the
+        budget: `_explaining`); `places[k]` is where the k-th request is in the call, to
+        name a bad explain_rule."""
+        try:
+            data = [r.SerializeToString() for r in requests]
+            timeout = min(limits.EXPLAIN_TIMEOUT_SECONDS, context.time_remaining())
+            answers, cpu = self.explainer.run(ruleset, explain_requests, (data,), timeout)
+        except NoSuchRuleError as missing:
+            abort_invalid(
+                context,
+                [
+                    FieldViolation(
+                        f"{places[missing.index]}explain_rule",
+                        f"the serving ruleset ({ruleset.name} {ruleset.version}) has no "
+                        f"rule {missing.rule_id!r}",
+                    )
+                ],
+            )
+        except ExplainerFailedError as failed:
+            context.abort(grpc.StatusCode.UNAVAILABLE, f"no explanation: {failed}")
+        self.explain_budget.charge(cpu)
+        return [pb.ClassifyResponse.FromString(a) for a in answers]
 
     def _responses_for(self, ruleset: Ruleset) -> convert.Responses:
         """The serving ruleset's prebuilt answers; a reload starts afresh, letting the old go."""
@@ -208,11 +246,16 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
 
 
 @contextlib.contextmanager
-def _explaining(budget: ExplainBudget, context: grpc.ServicerContext) -> Iterator[None]:
-    """Explain within the server's budget, or refuse the call at once."""
+def _explaining(
+    budget: ExplainBudget, holds: Holds, context: grpc.ServicerContext
+) -> Iterator[None]:
+    """Explain within the server's budget, or refuse the call at once, telling the caller
+    when to retry and holding its connection's next calls back until then."""
     try:
         budget.take()
     except ExplainRefusedError as refused:
+        held = holds.hold(context.peer(), refused.retry_after)
+        context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
         context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
     try:
         yield
@@ -226,6 +269,37 @@ def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
         context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline expired {progress}")
     if not context.is_active():
         context.abort(grpc.StatusCode.CANCELLED, f"the call was cancelled {progress}")
+
+
+class NoSuchRuleError(Exception):
+    """A request asked for the verdict of a rule the serving ruleset does not have."""
+
+    def __init__(self, index: int, rule_id: str) -> None:
+        super().__init__(index, rule_id)  # both in args: it is pickled out of the process
+        self.index = index
+        self.rule_id = rule_id
+
+
+def explain_requests(ruleset: Ruleset, requests: Sequence[bytes]) -> list[bytes]:
+    """Each request's explained answer, wire bytes in and out (what the explaining
+    process runs); NoSuchRuleError names a request whose explain_rule `ruleset` lacks."""
+    responses = convert.Responses(ruleset)
+    out = []
+    for i, data in enumerate(requests):
+        request = pb.ClassifyRequest.FromString(data)
+        descriptor = convert.descriptor_from_proto(request.descriptor)
+        if not request.explain_rule:
+            out.append(responses.response(explain(ruleset, descriptor), descriptor))
+            continue
+        try:
+            result, verdict = explain_rule(ruleset, descriptor, request.explain_rule)
+        except KeyError:
+            raise NoSuchRuleError(i, request.explain_rule) from None
+        response = responses.response(result, descriptor)
+        response.explanation.rule_verdict.CopyFrom(convert.verdict_to_proto(verdict))
+        response.explanation.text += "\n\n" + "\n".join(render_verdict(verdict))
+        out.append(response)
+    return [r.SerializeToString() for r in out]
 
 
 def _checked(request: pb.ClassifyRequest, within: str = "", index: int = 0) -> Descriptor:
@@ -254,41 +328,3 @@ def _descriptor(
         return _checked(request, within, index)
     except DescriptorError as exc:
         abort_invalid(context, exc.violations)
-
-
-def _classify(
-    ruleset: Ruleset,
-    descriptor: Descriptor,
-    request: pb.ClassifyRequest,
-    context: grpc.ServicerContext,
-    within: str = "",
-) -> tuple[Classification, RuleVerdict | None]:
-    """The answer, explained when asked; with explain_rule, also that rule's verdict."""
-    if not request.explain:
-        return classify(ruleset, descriptor), None
-    if not request.explain_rule:
-        result = explain(ruleset, descriptor)
-        time.sleep(0)  # let other callers' threads in: an explanation costs milliseconds of GIL
-        return result, None
-    try:
-        return explain_rule(ruleset, descriptor, request.explain_rule)
-    except KeyError:
-        abort_invalid(
-            context,
-            [
-                FieldViolation(
-                    f"{within}explain_rule",
-                    f"the serving ruleset ({ruleset.name} {ruleset.version}) has no rule "
-                    f"{request.explain_rule!r}",
-                )
-            ],
-        )
-
-
-def _with_verdict(
-    response: pb.ClassifyResponse, verdict: RuleVerdict | None
-) -> pb.ClassifyResponse:
-    if verdict is not None:
-        response.explanation.rule_verdict.CopyFrom(convert.verdict_to_proto(verdict))
-        response.explanation.text += "\n\n" + "\n".join(render_verdict(verdict))
-    return response

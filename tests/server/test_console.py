@@ -49,6 +49,7 @@ from classifier.server.console import (
     share_chart,
 )
 from classifier.server.explain_budget import ExplainBudget
+from classifier.server.explainer import Explainer
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
@@ -627,7 +628,10 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
 ) -> None:
     ruleset = load_ruleset(make_ruleset(SERVING_RULES))
     budget = ExplainBudget()
-    console = Console(Sources(RulesetHolder(ruleset), Activity(), budget, max_request_bytes=1000))
+    explainer = Explainer()
+    console = Console(
+        Sources(RulesetHolder(ruleset), Activity(), budget, explainer, max_request_bytes=1000)
+    )
     form = urllib.parse.urlencode({"descriptor": "type: a.B\nhttp_status: 429\norigin: provider"})
     status, headers, page = _call(console, "POST", "/console/explain", form.encode())
     assert status == "200 OK"
@@ -651,3 +655,5 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     status, _, page = _call(console, "POST", "/console/explain", bad)
     assert status == "200 OK"
     assert "Not a valid descriptor" in page
+    assert explainer.forks == 1  # explained in the explaining process, forked once
+    explainer.close()

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from classifier import limits
 from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
 
 
@@ -38,6 +39,33 @@ def test_cpu_spent_past_the_burst_is_refused_until_the_share_refills() -> None:
     time.sleep(0.15)  # 0.15 s at half a core refills 0.075 s: out of debt
     budget.take()
     budget.give()
+
+
+def test_cpu_spent_in_the_explaining_process_is_charged_too() -> None:
+    """The thread waits for the explaining process; what that process spent is charged."""
+    budget = ExplainBudget(at_once=1, share=0.5, burst=0.05)
+    budget.take()
+    budget.charge(0.1)  # as Explainer.run reports it
+    budget.give()
+    assert -0.06 < budget.credit < -0.04
+    with pytest.raises(ExplainRefusedError, match=r"retry in 0\.\d s") as info:
+        budget.take()
+    assert 0.08 < info.value.retry_after < 0.12  # the debt at half a core
+    time.sleep(0.15)
+    budget.take()
+    budget.give()  # nothing charged this time: the extra does not carry over
+    assert budget.credit > 0
+
+
+def test_a_busy_slot_says_retry_soon() -> None:
+    budget = ExplainBudget(at_once=1, share=1.0, burst=1.0)
+    budget.take()
+    try:
+        with pytest.raises(ExplainRefusedError) as info:
+            budget.take()
+        assert info.value.retry_after == limits.HOLD_MIN_SECONDS
+    finally:
+        budget.give()
 
 
 def test_waiting_is_not_charged_only_cpu() -> None:

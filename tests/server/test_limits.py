@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
 from tests.conftest import Running, StartApp
-from tests.support import ROOT, MakeRuleset, wait_for
+from tests.support import ROOT, MakeRuleset, trailer, wait_for
 
 OK = pb.ExceptionDescriptor(type="x.Y", http_status=429, origin=pb.ORIGIN_PROVIDER)
 
@@ -190,13 +191,13 @@ def test_too_many_concurrent_calls_are_resource_exhausted(
 def _occupy(lane: Any) -> threading.Event:
     """Hold every thread of a lane (as slow calls would) until the event is set."""
     release = threading.Event()
-    started = threading.Barrier(lane._max_workers + 1)
+    started = threading.Barrier(lane.threads + 1)
 
     def hold() -> None:
         started.wait(10)
         release.wait(10)
 
-    for _ in range(lane._max_workers):
+    for _ in range(lane.threads):
         lane.submit(hold)
     started.wait(10)
     return release
@@ -447,3 +448,121 @@ def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
         budget.give()
     answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
     assert answer.explanation.winner_rule_id
+    explainer = running.app.server.service.explainer
+    assert (explainer.forks, explainer.in_process) == (1, False)  # made in its own process
+
+
+TOO_MANY_EXPLAINED = pb.ClassifyBatchRequest(
+    requests=[pb.ClassifyRequest(descriptor=OK, explain=True)] * (limits.MAX_EXPLAINED_PER_CALL + 1)
+)
+
+
+def _connection(running: Running) -> tuple[grpc.Channel, pb_grpc.ErrorClassifierStub]:
+    """A channel with a connection of its own, as another client would have."""
+    ch = grpc.insecure_channel(running.app.address, options=[("grpc.use_local_subchannel_pool", 1)])
+    return ch, pb_grpc.ErrorClassifierStub(ch)
+
+
+def _timed_classify(stub: pb_grpc.ErrorClassifierStub) -> float:
+    started = time.monotonic()
+    assert stub.Classify(pb.ClassifyRequest(descriptor=OK), timeout=10).class_name == "RateLimited"
+    return time.monotonic() - started
+
+
+def test_a_connection_refused_explain_is_told_when_to_retry_and_held_until_then(
+    running: Running,
+) -> None:
+    """Refused for the explain budget: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, and
+    that connection's next call waits out the hold while another connection's does not."""
+    assert running.app.server.service is not None
+    budget = running.app.server.service.explain_budget
+    (a, stub_a), (b, stub_b) = _connection(running), _connection(running)
+    with a, b:
+        _timed_classify(stub_a), _timed_classify(stub_b)  # both connected
+        budget.take()
+        try:
+            with pytest.raises(grpc.RpcError) as info:
+                stub_a.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+        finally:
+            budget.give()
+        assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        pushback = trailer(info.value)["grpc-retry-pushback-ms"]
+        assert pushback == str(round(limits.HOLD_MIN_SECONDS * 1000))
+        assert _timed_classify(stub_b) < limits.HOLD_MIN_SECONDS
+        assert _timed_classify(stub_a) >= limits.HOLD_MIN_SECONDS * 0.5
+        assert _timed_classify(stub_a) < limits.HOLD_MIN_SECONDS  # the hold is over
+
+
+def test_held_calls_wait_without_a_thread_and_others_are_served_meanwhile(
+    running: Running,
+) -> None:
+    """A batch asking more explanations than any call may holds its connection for
+    HOLD_MAX_SECONDS: eight calls on it (twice the lane's threads) wait out the hold, and
+    another connection's calls are answered at once meanwhile."""
+    (a, stub_a), (b, stub_b) = _connection(running), _connection(running)
+    lane = running.app.server.lanes.unary
+    with a, b:
+        _timed_classify(stub_b)
+        with pytest.raises(grpc.RpcError) as info:
+            stub_a.ClassifyBatch(TOO_MANY_EXPLAINED, timeout=10)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        held_at = time.monotonic()
+        futures_ = [
+            stub_a.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=10) for _ in range(8)
+        ]
+        wait_for(lambda: lane.held == 8, timeout=limits.HOLD_MAX_SECONDS / 2, step=0.005)
+        assert max(_timed_classify(stub_b) for _ in range(20)) < limits.HOLD_MAX_SECONDS / 2
+        assert all(f.result().class_name == "RateLimited" for f in futures_)
+        assert time.monotonic() - held_at >= limits.HOLD_MAX_SECONDS * 0.9
+        assert lane.held == 0
+        assert lane.held_total >= 8
+        assert running.metric("errorclass_held_calls_total", lane="unary") == lane.held_total
+
+
+def test_held_calls_are_answered_at_once_when_the_server_stops(
+    serving_rules: Path, start_app: StartApp
+) -> None:
+    running = start_app(serving_rules, watch=False)
+    ch, stub = _connection(running)
+    with ch:
+        with pytest.raises(grpc.RpcError):
+            stub.ClassifyBatch(TOO_MANY_EXPLAINED, timeout=10)
+        held_at = time.monotonic()
+        call = stub.Classify.future(pb.ClassifyRequest(descriptor=OK), timeout=10)
+        lane = running.app.server.lanes.unary
+        wait_for(lambda: lane.held == 1, timeout=limits.HOLD_MAX_SECONDS / 2, step=0.005)
+        stopping = threading.Thread(target=running.app.stop, kwargs={"grace": 5.0})
+        stopping.start()
+        try:
+            assert call.result().class_name == "RateLimited"
+            assert time.monotonic() - held_at < limits.HOLD_MAX_SECONDS * 0.9
+        finally:
+            stopping.join(timeout=15)
+
+
+def test_a_held_connection_past_the_cap_is_queued_as_any_other() -> None:
+    """Holds bound what they keep: past `cap` held calls, a held connection's call is
+    queued at once rather than held (here through a real lane and its threads)."""
+    from classifier.server.holds import Holds
+    from classifier.server.lanes import Lane
+
+    holds = Holds(cap=1)
+    holds.hold("ipv4:127.0.0.1:1", 1.0)
+
+    class Call:
+        def peer(self) -> bytes:
+            return b"ipv4:127.0.0.1:1"
+
+    class Event:
+        call = Call()
+
+    lane = Lane("t", 2, None, "test", holds)
+    try:
+        started = time.monotonic()
+        first = lane.submit(lambda _event: time.monotonic(), Event())
+        second = lane.submit(lambda _event: time.monotonic(), Event())
+        assert second.result(timeout=5) - started < 0.5  # past the cap: not held
+        assert first.result(timeout=5) - started >= 0.9  # held for its second
+        assert (lane.held_total, holds.held) == (1, 0)
+    finally:
+        lane.shutdown()
