@@ -176,17 +176,20 @@ class Lane(futures.ThreadPoolExecutor):
             else:
                 self._ready.append(work)
                 self.outstanding += 1
-            wanted = len(self._ready) > self._idle or (self._waiting and not self._idle)
-            if wanted and len(self._workers) < self.threads:
-                thread = threading.Thread(
-                    target=self._work,
-                    name=f"lane-{self.name}_{len(self._workers)}",
-                    daemon=True,
-                )
-                self._workers.append(thread)
-                thread.start()
+            self._staff()
             self._cond.notify()
         return work.future
+
+    def _staff(self) -> None:
+        """Start a thread when queued calls outnumber idle threads, or held calls have no
+        idle thread to release them (under the lock; up to `threads`)."""
+        wanted = len(self._ready) > self._idle or (self._waiting and not self._idle)
+        if wanted and len(self._workers) < self.threads:
+            thread = threading.Thread(
+                target=self._work, name=f"lane-{self.name}_{len(self._workers)}", daemon=True
+            )
+            self._workers.append(thread)
+            thread.start()
 
     def _release(self, now: float, everything: bool = False) -> float | None:
         """Move held calls whose hold ended to the queue; when the next one ends."""
@@ -208,7 +211,11 @@ class Lane(futures.ThreadPoolExecutor):
             while not self._closed:
                 wake = self._release(time.monotonic()) if self._waiting else None
                 if self._ready:
-                    return self._ready.popleft()
+                    work = self._ready.popleft()
+                    if self._ready:  # released calls: wake or start the threads to serve them
+                        self._staff()
+                        self._cond.notify(len(self._ready))
+                    return work
                 self._idle += 1
                 self._cond.wait(None if wake is None else max(0.0, wake - time.monotonic()))
                 self._idle -= 1

@@ -21,6 +21,8 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
+from classifier.server.holds import Holds
+from classifier.server.lanes import Lane
 from tests.conftest import Running, StartApp
 from tests.support import ROOT, MakeRuleset, trailer, wait_for
 
@@ -540,29 +542,50 @@ def test_held_calls_are_answered_at_once_when_the_server_stops(
             stopping.join(timeout=15)
 
 
+class _Call:
+    """What grpcio's work item carries, as far as a lane reads it: the call's peer."""
+
+    def peer(self) -> bytes:
+        return b"ipv4:127.0.0.1:1"
+
+
+class _Event:
+    call = _Call()
+
+
 def test_a_held_connection_past_the_cap_is_queued_as_any_other() -> None:
     """Holds bound what they keep: past `cap` held calls, a held connection's call is
     queued at once rather than held (here through a real lane and its threads)."""
-    from classifier.server.holds import Holds
-    from classifier.server.lanes import Lane
-
     holds = Holds(cap=1)
     holds.hold("ipv4:127.0.0.1:1", 1.0)
-
-    class Call:
-        def peer(self) -> bytes:
-            return b"ipv4:127.0.0.1:1"
-
-    class Event:
-        call = Call()
-
     lane = Lane("t", 2, None, "test", holds)
     try:
         started = time.monotonic()
-        first = lane.submit(lambda _event: time.monotonic(), Event())
-        second = lane.submit(lambda _event: time.monotonic(), Event())
+        first = lane.submit(lambda _event: time.monotonic(), _Event())
+        second = lane.submit(lambda _event: time.monotonic(), _Event())
         assert second.result(timeout=5) - started < 0.5  # past the cap: not held
         assert first.result(timeout=5) - started >= 0.9  # held for its second
         assert (lane.held_total, holds.held) == (1, 0)
+    finally:
+        lane.shutdown()
+
+
+def test_calls_released_together_are_served_on_every_thread() -> None:
+    """Four held calls of 0.3 s each, released at once on a lane of four threads, end
+    together, not one after another (submitted apart, so one idle thread holds them all:
+    the lane starts the others as the calls come out of their hold)."""
+    holds = Holds()
+    holds.hold("ipv4:127.0.0.1:1", limits.HOLD_MIN_SECONDS)
+    lane = Lane("t", 4, None, "test", holds)
+    try:
+        started = time.monotonic()
+        done = []
+        for _ in range(4):
+            done.append(lane.submit(lambda _event: time.sleep(0.3), _Event()))
+            time.sleep(0.01)
+        for future in done:
+            future.result(timeout=5)
+        assert lane.held_total == 4
+        assert time.monotonic() - started < limits.HOLD_MIN_SECONDS + 0.3 * 2
     finally:
         lane.shutdown()
