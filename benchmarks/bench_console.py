@@ -38,7 +38,7 @@ import grpc
 
 from benchmarks import load
 from benchmarks.attacks import PROBE, channel, serve
-from benchmarks.load import write_payloads
+from benchmarks.load import median, write_payloads
 from benchmarks.synth import descriptors, synthetic_rules, write_ruleset
 from classifier import descriptor_from_data, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
@@ -100,10 +100,6 @@ class Browsing:
                 err.read()
                 self.refused += 1
             self._stop.wait(max(0.0, self.every - (time.perf_counter() - t0)))
-
-
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def _fill_sample(address: str, n_rules: int) -> None:
@@ -192,18 +188,18 @@ def main(argv: list[str] | None = None) -> int:
         ("p50_ms", "p50 ms"),
         ("p99_ms", "p99 ms"),
     ):
-        quiet = _median(figures["quiet"][key])
+        quiet = median(figures["quiet"][key])
         cells = [f"no console {quiet:9.2f}"]
         for phase in list(phases)[1:]:
-            busy = _median(figures[phase][key])
+            busy = median(figures[phase][key])
             cells.append(f"pages {phase} {busy:9.2f} (ratio {busy / quiet:.2f})")
         print(f"  {label:8} " + "   ".join(cells))
     seconds = 3.5 * args.rounds
     for phase in list(phases)[1:]:
         took = pages[phase]
-        median = f"median {_median(took) * 1e3:.0f} ms" if took else "none made"
+        middle = f"median {median(took) * 1e3:.0f} ms" if took else "none made"
         print(
-            f"  pages {phase}: {len(took) / seconds:.1f}/s made ({median}), "
+            f"  pages {phase}: {len(took) / seconds:.1f}/s made ({middle}), "
             f"{refused[phase] / seconds:.1f}/s refused by the page budget"
         )
     if sizes:

@@ -42,6 +42,7 @@ from benchmarks.attacks import (
     sigterm_with_calls_in_flight,
     silent_connections,
 )
+from benchmarks.load import median
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
@@ -62,11 +63,6 @@ def _ratio(a: float, b: float) -> str:
 ROUNDS = 3
 
 
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
 def _rounds(address: str, start: Callable[[], Any], stop: Callable[[Any], str]) -> str:
     """Idle and attacked probes, alternated ROUNDS times (the machine's load moves): the
     median p50 and p99 of each, their ratio, and what the attack saw."""
@@ -81,8 +77,8 @@ def _rounds(address: str, start: Callable[[], Any], stop: Callable[[Any], str]) 
             attacked.append(_probe(address))
         finally:
             seen = stop(handle)
-    i99, a99 = _median([x.p99 for x in idle]), _median([x.p99 for x in attacked])
-    i50, a50 = _median([x.p50 for x in idle]), _median([x.p50 for x in attacked])
+    i99, a99 = median([x.p99 for x in idle]), median([x.p99 for x in attacked])
+    i50, a50 = median([x.p50 for x in idle]), median([x.p50 for x in attacked])
     failed = sum(len(x.failures) for x in attacked)
     calls = sum(len(x.seconds) + len(x.failures) for x in attacked)
     return (
@@ -208,7 +204,7 @@ def explain(source: Path, tmp: Path) -> str:
                 return f"flood calls {seen['codes']}, {seen['mean_ms']:.0f} ms each"
 
             line = _rounds(served.address, start, stop)
-            c99 = _median([x.p99 for x in controls])
+            c99 = median([x.p99 for x in controls])
             out.append(
                 f"8 clients x {items} explained items ({size} KiB): {line}; "
                 f"meanwhile an unflooded server on this machine: p99 {c99 * 1e3:.2f} ms"

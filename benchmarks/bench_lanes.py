@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks import load
 from benchmarks.attacks import PROBE, serve
-from benchmarks.load import write_payloads
+from benchmarks.load import median, write_payloads
 
 ROOT = Path(__file__).resolve().parent.parent
 METHOD = "/errorclass.v1.ErrorClassifier/Classify"
@@ -32,10 +32,6 @@ def _load(target: str, folder: Path, mode: str, **spec: Any) -> dict[str, Any]:
         write_payloads(payloads, [PROBE.SerializeToString()])
     data = {"target": target, "method": METHOD, "mode": mode, "payload_file": str(payloads)}
     return load.run_in_process({**data, **spec}, folder / f"{mode}.json")
-
-
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         ("p50_ms", "latency p50 ms, one call at a time"),
         ("p99_ms", "latency p99 ms, one call at a time"),
     ):
-        this, base = _median(figures["this"][key]), _median(figures["baseline"][key])
+        this, base = median(figures["this"][key]), median(figures["baseline"][key])
         print(f"{label}: this {this:.2f}, baseline {base:.2f}, ratio {this / base:.2f}")
     return 0
 

@@ -52,6 +52,11 @@ class Spec:
         return cls(payloads=payloads, **data)
 
 
+def median(values: list[float]) -> float:
+    """The upper median: the middle of an odd count, the higher middle of an even one."""
+    return sorted(values)[len(values) // 2]
+
+
 def write_payloads(path: Path, payloads: list[bytes]) -> None:
     """The payload file: each serialized request behind a 4-byte length."""
     path.write_bytes(b"".join(len(p).to_bytes(4, "big") + p for p in payloads))

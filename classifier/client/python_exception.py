@@ -86,9 +86,6 @@ def descriptor_from_exception(
         {},
     )
     grpc = grpc_status(exc)
-    text = message(exc)
-    if given.message and given.message not in text:
-        text = f"{text}\n{given.message}" if text else given.message
     return build_descriptor(
         type=type_name(type(exc)),
         supertypes=supertypes(type(exc)),
@@ -96,7 +93,7 @@ def descriptor_from_exception(
         grpc_status=grpc if grpc is not None else given.grpc_status,
         origin=origin_from(origin),
         code=error_code(exc) or given.code[: limits.MAX_CODE_CHARS],
-        message=text,
+        message=_with_message(message(exc), given.message),
         causes=[
             CauseInput(
                 type=type_name(type(c)),
@@ -220,7 +217,11 @@ def message(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         text = ""
-    provider_message = body_evidence(exc).message
+    return _with_message(text, body_evidence(exc).message)
+
+
+def _with_message(text: str, provider_message: str) -> str:
+    """`text`, followed by the provider's message when it is not in it already."""
     if provider_message and provider_message not in text:
         return f"{text}\n{provider_message}" if text else provider_message
     return text

@@ -84,6 +84,11 @@ class Activity:
         """Each rule that decided an answer since start, by id (copied: safe to keep)."""
         return {rule: RuleHits(h.count, h.last) for rule, h in list(self._hits.items())}
 
+    def hit(self, rule_id: str) -> RuleHits | None:
+        """One rule's hits since start (None: it never decided an answer)."""
+        h = self._hits.get(rule_id)
+        return None if h is None else RuleHits(h.count, h.last)
+
     def last_hour(self) -> list[MinuteShare]:
         """The last MINUTES minutes, oldest first, the current (partial) minute last."""
         now = int(self._clock() // 60)

@@ -45,6 +45,7 @@ from classifier.engine.explain import explained_text
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.server.activity import Activity, MinuteShare, RuleHits
+from classifier.server.admin import StartResponse
 from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
 from classifier.server.explainer import Explainer, ExplainerFailedError
 from classifier.server.holder import ReloadStatus, RulesetHolder
@@ -94,8 +95,6 @@ FAVICON = (
     b"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>"
     b"<rect width='16' height='16' rx='3' fill='#233'/></svg>"
 )
-
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 # markup ----------------------------------------------------------------------------------
@@ -799,7 +798,7 @@ class Console:
                 "404 Not Found",
                 f"the serving ruleset ({ruleset.name} {ruleset.version}) has no rule {rule_id!r}",
             )
-        hit = self.sources.activity.hits().get(rule.id)
+        hit = self.sources.activity.hit(rule.id)
         return page(f"rule {rule.id}: classifier console", rule_page(ruleset, rule, hit))
 
     def explain(self, form: dict[str, list[str]]) -> Html:

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from classifier.engine.ruleset import Ruleset
 from classifier.server.log import log
 
-_SERVING: dict[str, object] = {}
+_serving: Ruleset | None = None
 """In the explaining process: the ruleset it was forked with."""
 
 
@@ -50,9 +50,8 @@ class ExplainerFailedError(Exception):
 def _run_here(work: Callable[..., T], args: tuple[Any, ...]) -> tuple[T, float]:
     """In the explaining process: `work(ruleset, *args)`, and the CPU seconds it took."""
     started = time.process_time()
-    ruleset = _SERVING["ruleset"]
-    assert isinstance(ruleset, Ruleset)
-    return work(ruleset, *args), time.process_time() - started
+    assert _serving is not None
+    return work(_serving, *args), time.process_time() - started
 
 
 def _start_here(server: int) -> None:
@@ -192,7 +191,8 @@ class Explainer:
 
 def _started(ruleset: Ruleset, start: Callable[[int], None]) -> futures.ProcessPoolExecutor | None:
     """A new explaining process forked with `ruleset`, answering; None if it died or hung."""
-    _SERVING["ruleset"] = ruleset
+    global _serving
+    _serving = ruleset
     pool = futures.ProcessPoolExecutor(
         max_workers=1,
         mp_context=multiprocessing.get_context("fork"),
@@ -205,7 +205,7 @@ def _started(ruleset: Ruleset, start: Callable[[int], None]) -> futures.ProcessP
         _stop(pool)
         return None
     finally:
-        _SERVING.clear()  # the process has its copy; this one keeps no old ruleset
+        _serving = None  # the process has its copy; this one keeps no old ruleset
     return pool
 
 

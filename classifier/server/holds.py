@@ -42,6 +42,10 @@ class Holds:
             self._until[connection] = max(self._until.get(connection, 0.0), now + seconds)
         return seconds
 
+    def any(self) -> bool:
+        """Whether any connection is, or was lately, held (else no call's peer is looked up)."""
+        return bool(self._until)
+
     def until(self, connection: str | None) -> float:
         if connection is None:
             return 0.0

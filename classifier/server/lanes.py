@@ -39,6 +39,7 @@ message are answered INVALID_ARGUMENT naming the field where it can be found
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import threading
 import time
@@ -87,7 +88,7 @@ class LaneLimits:
 
 
 class _Work:
-    __slots__ = ("args", "connection", "fn", "future", "kwargs")
+    __slots__ = ("args", "fn", "future", "kwargs")
 
     def __init__(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -96,7 +97,9 @@ class _Work:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
-        self.connection = _connection_of(args)
+
+    def __lt__(self, other: _Work) -> bool:  # a tie in the hold heap: either first
+        return False
 
     def run(self) -> None:
         if not self.future.set_running_or_notify_cancel():
@@ -152,10 +155,10 @@ class Lane(futures.ThreadPoolExecutor):
         """The limit in words, for the refusal: `--max-streams (512) open streams`."""
         self.holds = holds
         self.outstanding = 0
-        self.held = 0
         self.held_total = 0
         self._ready: deque[_Work] = deque()
-        self._waiting: deque[tuple[float, _Work]] = deque()
+        self._waiting: list[tuple[float, _Work]] = []
+        """Held calls, a heap by the end of their hold."""
         self._cond = threading.Condition()
         self._workers: list[threading.Thread] = []
         self._idle = 0
@@ -163,13 +166,13 @@ class Lane(futures.ThreadPoolExecutor):
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
         work = _Work(fn, args, kwargs)
-        until = self.holds.until(work.connection) if self.holds is not None else 0.0
+        holds = self.holds
+        until = holds.until(_connection_of(args)) if holds is not None and holds.any() else 0.0
         with self._cond:
             if self._closed:
                 raise RuntimeError(f"lane {self.name} is stopped")
-            if until > time.monotonic() and self.holds is not None and self.holds.admit():
-                self._waiting.append((until, work))
-                self.held += 1
+            if until > time.monotonic() and holds is not None and holds.admit():
+                heapq.heappush(self._waiting, (until, work))
                 self.held_total += 1
                 if self.counted is not None:
                     self.counted()
@@ -191,20 +194,20 @@ class Lane(futures.ThreadPoolExecutor):
             self._workers.append(thread)
             thread.start()
 
+    @property
+    def held(self) -> int:
+        """Calls held now."""
+        return len(self._waiting)
+
     def _release(self, now: float, everything: bool = False) -> float | None:
         """Move held calls whose hold ended to the queue; when the next one ends."""
-        still: deque[tuple[float, _Work]] = deque()
-        for until, work in self._waiting:
-            if everything or until <= now:
-                self._ready.append(work)
-                self.held -= 1
-                self.outstanding += 1
-                if self.holds is not None:
-                    self.holds.released()
-            else:
-                still.append((until, work))
-        self._waiting = still
-        return min((until for until, _ in still), default=None)
+        waiting = self._waiting
+        while waiting and (everything or waiting[0][0] <= now):
+            self._ready.append(heapq.heappop(waiting)[1])
+            self.outstanding += 1
+            if self.holds is not None:
+                self.holds.released()
+        return waiting[0][0] if waiting else None
 
     def _next(self) -> _Work | None:
         with self._cond:

@@ -163,17 +163,14 @@ class App:
         self.activity = Activity() if config.metrics_address and config.console else None
         if self.activity is not None:
             observers.append(self.activity)
-        self.shadow = (
-            Shadow(
+        self.shadow: Shadow | None = None
+        if self.candidate is not None:
+            self.shadow = Shadow(
                 self.candidate,
                 self.metrics,
                 examples=config.shadow_examples,
                 redactor=self.redactor,
             )
-            if self.candidate is not None
-            else None
-        )
-        if self.shadow is not None:
             observers.append(self.shadow)
         if self.decisions is not None:
             observers.append(self.decisions)

@@ -146,8 +146,11 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                 ],
             )
         # Refused explain is refused before any work: a flood's refusals cost a parse.
-        budget = _explaining(self.explain_budget, self.holds, context)
-        with budget if explained else contextlib.nullcontext():
+        with (
+            _explaining(self.explain_budget, self.holds, context)
+            if explained
+            else contextlib.nullcontext()
+        ):
             ruleset = self.holder.current
             descriptors: list[Descriptor] = []
             violations: list[FieldViolation] = []
