@@ -1,14 +1,17 @@
 """The Makefile as a newcomer meets it: `make run` on a fresh clone installs only what serving
-needs (the package and its runtime dependencies, no extras) and serves."""
+needs (the package and its runtime dependencies, no extras) and serves; without apt-get or
+root, the browser step says what to install and the browser tests skip saying it too."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import tomllib
 import urllib.request
@@ -115,3 +118,51 @@ def test_make_run_on_a_fresh_clone_serves_with_the_runtime_dependencies_only(
     assert '"event": "start"' in served
     assert '"event": "stopped"' in served, served[-3000:]  # SIGTERM stopped it cleanly
     assert took < SETUP_TIMEOUT, took
+
+
+def test_without_apt_get_or_root_make_browser_says_what_to_install(tmp_path: Path) -> None:
+    """No Chromium and no apt-get on the PATH: the step prints what to install and succeeds,
+    so `make setup` goes on (the browser tests then skip, the next test shows)."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for tool in ("sh", "make", "id"):
+        found = shutil.which(tool)
+        assert found is not None, tool
+        (tools / tool).symlink_to(found)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "browser", f"CHROMIUM={tmp_path / 'no-chromium'}"],
+        cwd=ROOT,
+        env={"PATH": str(tools), "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "install Debian's chromium package (apt-get install chromium)" in done.stdout
+    assert "the console's browser tests skip until then" in done.stdout
+
+
+def test_without_chromium_the_browser_tests_skip_saying_what_to_install(tmp_path: Path) -> None:
+    missing = tmp_path / "no-chromium"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "tests/server/test_console.py",
+            "-k",
+            "test_the_page_shows_the_version_the_layers_and_the_candidate",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "CHROMIUM": str(missing)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "1 skipped" in done.stdout, done.stdout[-3000:]
+    assert f"no Chromium at {missing}: install Debian's chromium package" in done.stdout
