@@ -113,7 +113,7 @@ _SHOWN = re.compile(r"^<!-- classifier init acme: (\S+) -->\n```yaml\n(.*?)^```$
 
 
 def test_the_readme_shows_the_files_init_writes_word_for_word(here: Path) -> None:
-    """"Your own rules on top of the library": each file of `classifier init acme`, as written."""
+    """The README's "Your own rules on top of the library" shows what `classifier init acme` writes."""
     section = README.split("\n## Your own rules on top of the library\n", 1)[1].split("\n## ", 1)[0]
     shown = dict(_SHOWN.findall(section))
     assert main(["init", "acme"]) == 0
