@@ -166,3 +166,32 @@ def test_without_chromium_the_browser_tests_skip_saying_what_to_install(tmp_path
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "1 skipped" in done.stdout, done.stdout[-3000:]
     assert f"no Chromium at {missing}: install Debian's chromium package" in done.stdout
+
+
+def _dry_run(target: str, venv: Path) -> str:
+    """What make would run for target with this venv (`make -n`: decided, not done)."""
+    return subprocess.run(
+        ["make", "-n", "--no-print-directory", target, f"VENV={venv}", "CHROMIUM=/bin/sh"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+
+
+def test_setup_upgrades_a_run_only_venv_and_run_reuses_a_full_one(tmp_path: Path) -> None:
+    """After `make run`, `make setup` installs the extras into the same venv; after `make
+    setup`, `make run` installs nothing (stamps newer than pyproject.toml and constraints)."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / ".installed-run").touch()
+    setup = _dry_run("setup", venv)
+    assert "-e '.[dev,conformance,arrow,spark]'" in setup
+    assert "pip install -q -c constraints.txt -e .\n" not in setup
+    assert f"touch {venv}/.installed {venv}/.installed-run" in setup  # both stamps, so:
+    assert "-e '.[" not in _dry_run("run", venv)
+    (venv / ".installed").touch()
+    run = _dry_run("run", venv)
+    assert "pip install" not in run
+    assert f"{venv}/bin/classifier serve" in run
