@@ -3,28 +3,42 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 BENCH_STAMP := $(VENV)/.bench-installed
 ADDR   ?= 127.0.0.1:50051
 ADMIN  ?= 127.0.0.1:9464
 RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
 
+# Serving needs the package and its runtime dependencies only: no extras, no browser.
+$(RUN_STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	touch $(RUN_STAMP)
+
+# Everything the tests need (it also upgrades a venv `make run` made).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
-	test -x $(CHROMIUM) || $(SUDO) sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
-setup: $(STAMP)  ## create .venv and install the package with its dev tools (and Debian's Chromium, for the console's browser tests)
+# Without apt-get or root this says what to install, and the browser tests skip saying it too.
+browser:  ## Debian's Chromium at $(CHROMIUM), for the console's browser tests
+	@test -x $(CHROMIUM) || $(SUDO) sh -c 'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium' \
+	  || echo "make: no Chromium at $(CHROMIUM), and installing it needs apt-get and root: install Debian's chromium package (apt-get install chromium); the console's browser tests skip until then"
 
-run: $(STAMP)  ## serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
+setup: $(STAMP) browser  ## create .venv and install the package with its dev tools (and Debian's Chromium, for the console's browser tests)
+
+run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
+test: check browser  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)

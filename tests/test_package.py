@@ -25,15 +25,24 @@ BUILD_TIMEOUT = 600
 CONSTRAINTS = str(ROOT / "constraints.txt")
 
 
-def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None:
-    """pyproject lists the packages (a search would miss the library): none may be left out."""
-    setuptools = PYPROJECT["tool"]["setuptools"]
-    found = {
-        ".".join(p.parent.relative_to(ROOT).parts)
-        for p in (ROOT / "classifier").rglob("__init__.py")
-        if "__pycache__" not in p.parts
+def _folders(root: Path, package: str) -> set[str]:
+    """root and every folder under it, as the packages setuptools makes of them."""
+    return {package} | {
+        ".".join((package, *p.relative_to(root).parts))
+        for p in root.rglob("*")
+        if p.is_dir() and "__pycache__" not in p.parts
     }
-    assert sorted(setuptools["packages"]) == sorted(found | {"classifier.library"})
+
+
+def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None:
+    """pyproject lists the packages (a search would miss the library): none may be left out,
+    data folders included (the library's and the schemas': setuptools warns that a folder
+    it ships files from but was not told of "would be ignored")."""
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    found = _folders(ROOT / "classifier", "classifier") | _folders(
+        BUNDLED_RULES, "classifier.library"
+    )
+    assert sorted(setuptools["packages"]) == sorted(found)
     assert setuptools["package-dir"] == {"classifier.library": "rules"}
     assert setuptools["package-data"]["classifier.library"] == ["**/*.yaml"]
 

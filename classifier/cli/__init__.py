@@ -14,6 +14,7 @@ from classifier.cli import (
     diff,
     explain,
     health,
+    init,
     reclassify,
     ruleset,
     schema,
@@ -35,6 +36,7 @@ COMMANDS = (
     health,
     ruleset,
     schema,
+    init,
 )
 
 

@@ -55,6 +55,13 @@ def generate(name: str) -> str:
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
+def copy_schemas(out: Path) -> None:
+    """Copy every shipped schema into out (made if missing), as `--out` does."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in SCHEMAS:
+        shutil.copyfile(FOLDER / file_name(name), out / file_name(name))
+
+
 EXITS = {
     Exit.ok: "listed or copied",
     Exit.invalid: "--out could not be written",
@@ -81,9 +88,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<11}{FOLDER / file_name(name)}  ({describes})")
         return Exit.ok
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        for name in SCHEMAS:
-            shutil.copyfile(FOLDER / file_name(name), args.out / file_name(name))
+        copy_schemas(args.out)
     except OSError as exc:
         print(f"classifier schema: {exc}", file=sys.stderr)
         return Exit.invalid

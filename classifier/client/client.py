@@ -127,6 +127,17 @@ class Fallback(Protocol):
     def classify(self, descriptor: Descriptor) -> Answer: ...
 
 
+class CauseFields(TypedDict, total=False):
+    """A cause given as a dict, keyed as `CauseInput`'s fields: `{"type": "TimeoutError"}`."""
+
+    type: Required[str]
+    supertypes: Sequence[str]
+    http_status: int | None
+    grpc_status: int | None
+    code: str
+    message: str
+
+
 class DescriptorFields(TypedDict, total=False):
     """The keyword form of a descriptor (see `classifier.build_descriptor`)."""
 
@@ -137,10 +148,52 @@ class DescriptorFields(TypedDict, total=False):
     origin: Origin | int | str
     code: str
     message: str
-    causes: Iterable[CauseInput]
+    causes: Iterable[CauseInput | CauseFields]
     language: str
     provider: str
     attributes: Mapping[str, str] | None
+
+
+def cause_inputs(causes: Iterable[Any], field_prefix: str = "descriptor") -> list[CauseInput]:
+    """The causes of a keyword descriptor as `build_descriptor` takes them.
+
+    A dict is read by `CauseInput`'s field names; a CauseInput (or any object
+    with its attributes, such as another descriptor's `Cause`) passes as it
+    is. Anything else, and a dict with an unknown key or no `type`, is refused
+    with a DescriptorError naming the cause (`descriptor.causes[0]`), not an
+    AttributeError from deep inside the validation.
+    """
+    out: list[CauseInput] = []
+    violations: list[FieldViolation] = []
+    for i, cause in enumerate(causes):
+        where = f"{field_prefix}.causes[{i}]"
+        if isinstance(cause, Mapping):
+            unknown = sorted(map(str, set(cause) - set(CauseInput._fields)))
+            if unknown:
+                violations.append(
+                    FieldViolation(
+                        where,
+                        f"unknown key {', '.join(map(repr, unknown))}; "
+                        f"a cause has {', '.join(CauseInput._fields)}",
+                    )
+                )
+            elif "type" not in cause:
+                violations.append(FieldViolation(f"{where}.type", "is required"))
+            else:
+                out.append(CauseInput(**cause))
+        elif isinstance(cause, str | bytes) or not hasattr(cause, "type"):
+            violations.append(
+                FieldViolation(
+                    where,
+                    f"a cause is a CauseInput or a dict of its fields ({{'type': ...}}), "
+                    f"not {type(cause).__name__}",
+                )
+            )
+        else:
+            out.append(cause)
+    if violations:
+        raise DescriptorError(violations)
+    return out
 
 
 def service_config(attempts: int) -> str:
@@ -300,6 +353,8 @@ class Client:
             raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
         if isinstance(fields.get("origin"), str):
             fields["origin"] = origin_from(fields["origin"])
+        if "causes" in fields:
+            fields["causes"] = cause_inputs(fields["causes"])
         d = descriptor if descriptor is not None else build_descriptor(**fields)
         fallback = self.fallback
         request = wire.request(d, explain or bool(explain_rule), explain_rule)

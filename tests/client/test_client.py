@@ -184,6 +184,44 @@ def test_bad_keywords_fail_before_any_call() -> None:
     ]
 
 
+def test_causes_given_as_dicts_answer_as_cause_inputs_do(client: Client) -> None:
+    """`causes=[{"type": ...}]`, as a descriptor file writes them, is the same descriptor."""
+    fields: dict[str, Any] = {
+        "type": "System.Threading.Tasks.TaskCanceledException",
+        "supertypes": ["System.OperationCanceledException", "System.Exception"],
+        "origin": Origin.user,
+    }
+    as_dicts = client.classify(
+        **fields, causes=[{"type": "System.TimeoutException", "supertypes": ["System.Exception"]}]
+    )
+    as_inputs = client.classify(
+        **fields, causes=[CauseInput("System.TimeoutException", ["System.Exception"])]
+    )
+    assert as_dicts == as_inputs
+    assert (as_dicts.class_name, as_dicts.rule_id) == ("Timeout", "dotnet.httpclient-timeout")
+
+
+def test_a_cause_that_is_no_cause_is_refused_naming_it() -> None:
+    """An unknown key, a dict without `type`, a bare string: DescriptorError, before any call."""
+    with Client("127.0.0.1:1", timeout=0.5, attempts=1) as c, pytest.raises(DescriptorError) as err:
+        c.classify(
+            type="x",
+            causes=[{"type": "a", "status": 429}, {"code": "E"}, "TimeoutError"],  # type: ignore[list-item]
+        )
+    assert [(v.field, v.message) for v in err.value.violations] == [
+        (
+            "descriptor.causes[0]",
+            "unknown key 'status'; a cause has type, supertypes, http_status, grpc_status, "
+            "code, message",
+        ),
+        ("descriptor.causes[1].type", "is required"),
+        (
+            "descriptor.causes[2]",
+            "a cause is a CauseInput or a dict of its fields ({'type': ...}), not str",
+        ),
+    ]
+
+
 def test_server_violations_become_descriptor_errors(client: Client) -> None:
     """What only the server refuses arrives as the same DescriptorError, fields from the BadRequest detail."""
     unchecked = Descriptor(type="x", http_status=42, causes=())

@@ -80,6 +80,7 @@ def test_public_names_are_pinned() -> None:
             "DEFAULT_TIMEOUT",
             "TLS",
             "Answer",
+            "CauseFields",
             "CauseInput",
             "ClassInfo",
             "Client",
