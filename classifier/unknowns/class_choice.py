@@ -6,13 +6,13 @@ class and nothing else names another:
 
     strong    an origin the taxonomy ties to one class (`tool` ToolError, `guard`
               ContentBlocked, `reconciler` Infrastructure, `user` Canceled); a status or a
-              gRPC code (429 from the provider, 408/504, DEADLINE_EXCEEDED, ...); a cause
+              gRPC code (429 from the provider, 408, DEADLINE_EXCEEDED, ...); a cause
               the ruleset classifies on its own; the tied rules of a conflict; a near rule
               that held on a status, code or cause and failed only on the type, language or
-              provider it is scoped to. Origin `provider` is ProviderError only when nothing
+              provider it is written for. Origin `provider` is ProviderError only when nothing
               more specific is said ("anything that is not a timeout").
     weak      a near rule (`classifier.engine.nearness`, the one ranking) that held on a
-              condition deciding classes and failed only on the scope it is written for;
+              type or message and failed only on the scope it is written for;
               words of the template that a rule of the ruleset already keys on ("timed
               out", "quota"). Weak evidence never settles; it unsettles a strong one that
               disagrees.
@@ -126,8 +126,8 @@ def _status_evidence(d: Descriptor) -> tuple[list[Reason], list[Reason]]:
         else:
             weak.append((ErrorClass.RateLimited, "HTTP 429, if the provider said it"))
             weak.append((ErrorClass.QuotaExceeded, "HTTP 429, if our own limiter said it"))
-    elif status in (408, 504):
-        strong.append((ErrorClass.Timeout, f"HTTP {status}: the call ran past its time"))
+    elif status == 408:
+        strong.append((ErrorClass.Timeout, "HTTP 408: the call ran past its time"))
     elif status is not None and status >= 500 and provider:
         strong.append((ErrorClass.ProviderError, f"HTTP {status} from the provider"))
     if d.grpc_status is not None:
@@ -170,27 +170,30 @@ def _cause_evidence(d: Descriptor, ruleset: Ruleset) -> list[Reason]:
     return out
 
 
-def _scope_only(c: Condition, *, origin_too: bool) -> bool:
-    """A condition that only says which descriptors a rule is written for."""
+def _scope_only(c: Condition) -> bool:
+    """A condition that only says which descriptors a rule is written for (not its origin:
+    a rule that failed on its origin says what happens at another origin)."""
     match c:
         case TypeIs() | FieldPresent():
             return True
         case FieldIn(field=name):
-            return name in _SCOPE_FIELDS or (origin_too and name == "origin")
+            return name in _SCOPE_FIELDS
         case _:
             return False
 
 
 def _near_evidence(d: Descriptor, ruleset: Ruleset) -> tuple[list[Reason], list[Reason]]:
-    """What the near rules lend: their class, when what failed was only their scope (a
-    rule that failed on a cause, a status, a code, a message or an attribute names a class
-    this descriptor lacks the evidence for)."""
+    """What the near rules lend: their class, when what failed was only their scope (the
+    type, language or provider they are written for). A rule that failed on a cause, a
+    status, a code, a message, an origin or an attribute names a class this descriptor
+    lacks the evidence for, and lends nothing. It is strong when what held is a status, a
+    code or a cause, weak when only a type or a message."""
     tracer = ExplainTracer(descriptor=d)
     classify(ruleset, d, tracer)
     strong: list[Reason] = []
     weak: list[Reason] = []
     for n in rank(tracer.evaluations, d):
-        if not all(_scope_only(c, origin_too=True) for c in n.failed):
+        if not all(_scope_only(c) for c in n.failed):
             continue
         cls = n.rule.outcome.error_class
         held = ", ".join(c.text for c in n.deciding)
@@ -200,10 +203,7 @@ def _near_evidence(d: Descriptor, ruleset: Ruleset) -> tuple[list[Reason], list[
             isinstance(c, CauseMatches) or (isinstance(c, FieldIn) and c.field in DECIDING_FIELDS)
             for c in n.deciding
         )
-        if named and all(_scope_only(c, origin_too=False) for c in n.failed):
-            strong.append((cls, why))
-        else:
-            weak.append((cls, why))
+        (strong if named else weak).append((cls, why))
     return strong, weak
 
 
@@ -331,8 +331,8 @@ _HINTS: tuple[tuple[re.Pattern[str], ErrorClass, str], ...] = tuple(
 )
 _ORIGIN_HINTS: dict[Origin, tuple[Reason, ...]] = {
     Origin.unspecified: (
-        (ErrorClass.ToolError, "if a tool raised it (the runtime can send origin tool)"),
-        (ErrorClass.ProviderError, "if the provider call raised it (origin provider)"),
+        (ErrorClass.ToolError, "if a tool raised it, which the runtime can say with origin tool"),
+        (ErrorClass.ProviderError, "if the provider call raised it, origin provider"),
     ),
     Origin.runtime: (
         (ErrorClass.CompilationFailed, "if the agent definition failed to compile or validate"),
@@ -392,7 +392,7 @@ def choose_class(c: Cluster, tied: Iterable[str], ruleset: Ruleset) -> ClassChoi
     hints = _hints(c, d.origin if d is not None else Origin.unspecified)
     candidates = _first_reasons([*strong, *weak, *hints])
     if not candidates:
-        candidates = [(ErrorClass.ToolError, "no evidence names a class; a stand-in")]
+        candidates = [(ErrorClass.ToolError, "no evidence names a class: a stand-in")]
     return ClassChoice(candidates[0][0], False, tuple(candidates))
 
 
