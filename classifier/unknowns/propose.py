@@ -544,7 +544,13 @@ def rule_file(p: Proposal) -> str:
         f"#   template: {c.template}",
     ]
     lines += _class_comment(p.klass)
-    lines.append(f"# action: {p.action.id} ({p.action.why})")
+    if p.klass.settled or "action" in p.rule:
+        lines.append(f"# action: {p.action.id} ({p.action.why})")
+    else:
+        lines.append(
+            f"# action: the default of the class you choose ({p.klass.proposed.name}'s is "
+            f"{p.action.id})"
+        )
     if p.action.new:
         lines.append("#   a new catalog entry: add it to actions.yaml (see actions.yaml here)")
     accepted = p.accepted

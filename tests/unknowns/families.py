@@ -18,7 +18,10 @@ repeated word for word).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,15 @@ FAMILIES: list[Family] = [
     Family(
         "python-index-not-ready",
         "python",
-        _n(6, lambda i: {
-            "type": "acme.vector.IndexNotReady",
-            "supertypes": ["acme.vector.VectorError", "Exception"],
-            "language": "python",
-            "message": f"index 'docs-{i}' is not ready: build {10 * i + 40}% complete",
-        }),
+        _n(
+            6,
+            lambda i: {
+                "type": "acme.vector.IndexNotReady",
+                "supertypes": ["acme.vector.VectorError", "Exception"],
+                "language": "python",
+                "message": f"index 'docs-{i}' is not ready: build {10 * i + 40}% complete",
+            },
+        ),
         "",
         "acme.vector.index-not-ready",
         "an index still building: a tool's failure if a tool searched it, the provider's if "
@@ -56,20 +62,27 @@ FAMILIES: list[Family] = [
     Family(
         "go-connection-refused",
         "go",
-        _n(5, lambda i: {
-            "type": "*fmt.wrapError",
-            "language": "go",
-            "message": f'search: Post "http://127.0.0.{i + 2}:8080/q": dial tcp '
-            f"127.0.0.{i + 2}:8080: connect: connection refused",
-            "causes": [
-                {"type": "*url.Error",
-                 "message": f'Post "http://127.0.0.{i + 2}:8080/q": dial tcp 127.0.0.{i + 2}:8080: '
-                 "connect: connection refused"},
-                {"type": "*net.OpError",
-                 "message": f"dial tcp 127.0.0.{i + 2}:8080: connect: connection refused"},
-                {"type": "*os.SyscallError", "message": "connect: connection refused"},
-            ],
-        }),  # fmt: skip
+        _n(
+            5,
+            lambda i: {
+                "type": "*fmt.wrapError",
+                "language": "go",
+                "message": f'search: Post "http://127.0.0.{i + 2}:8080/q": dial tcp '
+                f"127.0.0.{i + 2}:8080: connect: connection refused",
+                "causes": [
+                    {
+                        "type": "*url.Error",
+                        "message": f'Post "http://127.0.0.{i + 2}:8080/q": dial tcp 127.0.0.{i + 2}:8080: '
+                        "connect: connection refused",
+                    },
+                    {
+                        "type": "*net.OpError",
+                        "message": f"dial tcp 127.0.0.{i + 2}:8080: connect: connection refused",
+                    },
+                    {"type": "*os.SyscallError", "message": "connect: connection refused"},
+                ],
+            },
+        ),
         "",
         "go.net.connect-connection-refused",
         "refused by whom: the provider (ProviderError) or a tool's backend (ToolError); no "
@@ -78,14 +91,17 @@ FAMILIES: list[Family] = [
     Family(
         "dotnet-linq-no-elements",
         "dotnet",
-        _n(4, lambda i: {
-            "type": "System.InvalidOperationException",
-            "supertypes": ["System.SystemException", "System.Exception"],
-            "language": "dotnet",
-            "origin": "runtime",
-            "message": "Sequence contains no elements",
-            "attributes": {"step": f"s{i}"},
-        }),
+        _n(
+            4,
+            lambda i: {
+                "type": "System.InvalidOperationException",
+                "supertypes": ["System.SystemException", "System.Exception"],
+                "language": "dotnet",
+                "origin": "runtime",
+                "message": "Sequence contains no elements",
+                "attributes": {"step": f"s{i}"},
+            },
+        ),
         "",
         "dotnet.system.sequence-contains-no-elements",
         "a bug in our own code (First() on an empty list): no class of the taxonomy fits, "
@@ -94,14 +110,19 @@ FAMILIES: list[Family] = [
     Family(
         "rust-reqwest-timed-out",
         "rust",
-        _n(4, lambda i: {
-            "type": "reqwest::Error",
-            "language": "rust",
-            "origin": "provider",
-            "message": f"error sending request for url (https://127.0.0.1:{8000 + i}/v1/chat): "
-            "operation timed out",
-            "causes": [{"type": "hyper_util::client::legacy::Error", "message": "operation timed out"}],
-        }),  # fmt: skip
+        _n(
+            4,
+            lambda i: {
+                "type": "reqwest::Error",
+                "language": "rust",
+                "origin": "provider",
+                "message": f"error sending request for url (https://127.0.0.1:{8000 + i}/v1/chat): "
+                "operation timed out",
+                "causes": [
+                    {"type": "hyper_util::client::legacy::Error", "message": "operation timed out"}
+                ],
+            },
+        ),
         "",
         "reqwest.error-sending-request-for",
         "from the provider (ProviderError by origin), but it says it timed out, which the "
@@ -110,12 +131,15 @@ FAMILIES: list[Family] = [
     Family(
         "node-type-error-undefined",
         "node",
-        [{
-            "type": "TypeError",
-            "supertypes": ["Error"],
-            "language": "node",
-            "message": "Cannot read properties of undefined (reading 'choices')",
-        }] * 5,  # fmt: skip
+        [
+            {
+                "type": "TypeError",
+                "supertypes": ["Error"],
+                "language": "node",
+                "message": "Cannot read properties of undefined (reading 'choices')",
+            }
+        ]
+        * 5,
         "",
         "node.cannot-read-properties-of",
         "a bug in our code reading a reply; whose reply and where it ran the descriptor does "
@@ -124,13 +148,20 @@ FAMILIES: list[Family] = [
     Family(
         "java-ledger-locked",
         "java",
-        _n(3, lambda i: {
-            "type": "com.acme.billing.LedgerLockedException",
-            "supertypes": ["java.lang.IllegalStateException", "java.lang.RuntimeException",
-                           "java.lang.Exception", "java.lang.Throwable"],
-            "language": "java",
-            "message": f"ledger {1000 + i} is locked by another writer",
-        }),  # fmt: skip
+        _n(
+            3,
+            lambda i: {
+                "type": "com.acme.billing.LedgerLockedException",
+                "supertypes": [
+                    "java.lang.IllegalStateException",
+                    "java.lang.RuntimeException",
+                    "java.lang.Exception",
+                    "java.lang.Throwable",
+                ],
+                "language": "java",
+                "message": f"ledger {1000 + i} is locked by another writer",
+            },
+        ),
         "",
         "com.acme.billing.ledger-locked",
         "our own billing code refusing a concurrent write: a tool's error if a tool wrote, "
@@ -139,17 +170,31 @@ FAMILIES: list[Family] = [
     Family(
         "java-step-read-timeout",
         "java",
-        _n(4, lambda i: {
-            "type": "com.acme.agent.StepFailedException",
-            "supertypes": ["java.lang.RuntimeException", "java.lang.Exception",
-                           "java.lang.Throwable"],
-            "language": "java",
-            "message": f"step 'fetch-{i}' failed: Read timed out",
-            "causes": [{"type": "java.net.SocketTimeoutException",
-                        "supertypes": ["java.io.InterruptedIOException", "java.io.IOException",
-                                       "java.lang.Exception", "java.lang.Throwable"],
-                        "message": "Read timed out"}],
-        }),  # fmt: skip
+        _n(
+            4,
+            lambda i: {
+                "type": "com.acme.agent.StepFailedException",
+                "supertypes": [
+                    "java.lang.RuntimeException",
+                    "java.lang.Exception",
+                    "java.lang.Throwable",
+                ],
+                "language": "java",
+                "message": f"step 'fetch-{i}' failed: Read timed out",
+                "causes": [
+                    {
+                        "type": "java.net.SocketTimeoutException",
+                        "supertypes": [
+                            "java.io.InterruptedIOException",
+                            "java.io.IOException",
+                            "java.lang.Exception",
+                            "java.lang.Throwable",
+                        ],
+                        "message": "Read timed out",
+                    }
+                ],
+            },
+        ),
         "Timeout",
         "com.acme.agent.step-failed",
         "its cause, java.net.SocketTimeoutException, is a Timeout by the JDK rules",
@@ -157,16 +202,28 @@ FAMILIES: list[Family] = [
     Family(
         "python-retrieval-read-timeout",
         "python",
-        _n(4, lambda i: {
-            "type": "acme.rag.RetrievalError",
-            "supertypes": ["acme.rag.RagError", "Exception"],
-            "language": "python",
-            "message": f"retrieval for query q{i} failed",
-            "causes": [{"type": "httpx.ReadTimeout",
-                        "supertypes": ["httpx.TimeoutException", "httpx.TransportError",
-                                       "httpx.RequestError", "httpx.HTTPError", "Exception"],
-                        "message": "The read operation timed out"}],
-        }),  # fmt: skip
+        _n(
+            4,
+            lambda i: {
+                "type": "acme.rag.RetrievalError",
+                "supertypes": ["acme.rag.RagError", "Exception"],
+                "language": "python",
+                "message": f"retrieval for query q{i} failed",
+                "causes": [
+                    {
+                        "type": "httpx.ReadTimeout",
+                        "supertypes": [
+                            "httpx.TimeoutException",
+                            "httpx.TransportError",
+                            "httpx.RequestError",
+                            "httpx.HTTPError",
+                            "Exception",
+                        ],
+                        "message": "The read operation timed out",
+                    }
+                ],
+            },
+        ),
         "Timeout",
         "acme.rag.retrieval",
         "its cause, httpx.ReadTimeout, is a Timeout by the httpx rules",
@@ -174,25 +231,49 @@ FAMILIES: list[Family] = [
     Family(
         "dotnet-search-http-timeout",
         "dotnet",
-        _n(3, lambda i: {
-            "type": "Acme.Search.SearchFailedException",
-            "supertypes": ["System.Exception"],
-            "language": "dotnet",
-            "message": f"search {i} failed",
-            "causes": [
-                {"type": "System.Threading.Tasks.TaskCanceledException",
-                 "supertypes": ["System.OperationCanceledException", "System.SystemException",
-                                "System.Exception"],
-                 "message": "The request was canceled due to the configured HttpClient.Timeout "
-                 "of 100 seconds elapsing."},
-                {"type": "System.TimeoutException",
-                 "supertypes": ["System.SystemException", "System.Exception"],
-                 "message": "The operation was canceled."},
-            ],
-        }),  # fmt: skip
+        _n(
+            3,
+            lambda i: {
+                "type": "Acme.Search.SearchFailedException",
+                "supertypes": ["System.Exception"],
+                "language": "dotnet",
+                "message": f"search {i} failed",
+                "causes": [
+                    {
+                        "type": "System.Threading.Tasks.TaskCanceledException",
+                        "supertypes": [
+                            "System.OperationCanceledException",
+                            "System.SystemException",
+                            "System.Exception",
+                        ],
+                        "message": "The request was canceled due to the configured HttpClient.Timeout "
+                        "of 100 seconds elapsing.",
+                    },
+                    {
+                        "type": "System.TimeoutException",
+                        "supertypes": ["System.SystemException", "System.Exception"],
+                        "message": "The operation was canceled.",
+                    },
+                ],
+            },
+        ),
         "Timeout",
         "acme.search.search-failed",
         "its cause, HttpClient's TaskCanceledException over a TimeoutException, is a Timeout "
         "by the .NET rules (not a cancel)",
     ),
 ]
+
+
+def pick(target: Path, choices: dict[str, str]) -> None:
+    """A person picks: each drafted rule (and its cases) gets the class chosen for its id."""
+    for rule_id, cls in choices.items():
+        rules = target / f"{rule_id}.yaml"
+        data = yaml.safe_load(rules.read_text())
+        data["rules"][0]["class"] = cls
+        rules.write_text(yaml.safe_dump(data, sort_keys=False))
+        cases = target / f"{rule_id}.cases.yaml"
+        data = yaml.safe_load(cases.read_text())
+        for case in data["cases"]:
+            case["want"]["class"] = cls
+        cases.write_text(yaml.safe_dump(data, sort_keys=False))

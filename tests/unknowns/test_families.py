@@ -23,7 +23,7 @@ import yaml
 from classifier.cli import main
 from classifier.generic_types import is_generic
 from tests.support import BUNDLED_RULES
-from tests.unknowns.families import FAMILIES
+from tests.unknowns.families import FAMILIES, pick
 from tests.unknowns.test_propose import write_log
 
 CLASSES = {
@@ -56,7 +56,8 @@ def _by_family(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_the_log_has_the_families_the_issue_asks_for() -> None:
     assert len(FAMILIES) >= 8
     assert len({f.language for f in FAMILIES}) >= 4
-    assert any(f.settles for f in FAMILIES) and not all(f.settles for f in FAMILIES)
+    assert any(f.settles for f in FAMILIES)
+    assert not all(f.settles for f in FAMILIES)
 
 
 def test_no_draft_settles_a_wrong_class(proposed: tuple[Path, Path, dict[str, Any]]) -> None:
@@ -76,7 +77,8 @@ def test_no_draft_settles_a_wrong_class(proposed: tuple[Path, Path, dict[str, An
             assert klass["proposed"] is None
             assert p["rule"]["class"].startswith("TO CHOOSE: ")
             named = [c["class"] for c in klass["plausible"]]
-            assert named and set(named) <= CLASSES
+            assert named
+            assert set(named) <= CLASSES
             for c in klass["plausible"]:
                 assert f"{c['class']} ({c['why']})" in p["rule"]["class"]
             assert all(case["want"]["class"] == p["rule"]["class"] for case in p["cases"])
@@ -129,20 +131,6 @@ def _adopt(drafts: Path, head: Path) -> Path:
     return target
 
 
-def pick(target: Path, choices: dict[str, str]) -> None:
-    """A person picks: each drafted rule (and its cases) gets the class chosen for its id."""
-    for rule_id, cls in choices.items():
-        rules = target / f"{rule_id}.yaml"
-        data = yaml.safe_load(rules.read_text())
-        data["rules"][0]["class"] = cls
-        rules.write_text(yaml.safe_dump(data, sort_keys=False))
-        cases = target / f"{rule_id}.cases.yaml"
-        data = yaml.safe_load(cases.read_text())
-        for case in data["cases"]:
-            case["want"]["class"] = cls
-        cases.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
 def test_every_placeholder_fails_check_until_a_person_picks(
     proposed: tuple[Path, Path, dict[str, Any]],
     tmp_path: Path,
@@ -160,7 +148,9 @@ def test_every_placeholder_fails_check_until_a_person_picks(
         [line] = [ln for ln in printed if f'(rule "{rule_id}")' in ln]
         where = line.split(": class_to_choose: ")[0]
         path, row, col = where.rsplit(":", 2)
-        assert Path(path).name == f"{rule_id}.yaml" and int(row) > 0 and int(col) > 0
+        assert Path(path).name == f"{rule_id}.yaml"
+        assert int(row) > 0
+        assert int(col) > 0
         assert "write the one that fits as `class: NAME`" in line
         for c in p["class"]["plausible"]:
             assert c["class"] in line
