@@ -186,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
     clusterer = Clusterer(ruleset, keep_assignments=args.propose)
     try:
         live = fetch_live(args.admin_addr) if args.admin_addr else ""
-        clusterer.feed_sample(_live_records(args, live, errors))
+        if args.admin_addr:
+            clusterer.feed_sample(_live_records(args, live, errors))
         clusterer.feed(_records(args, errors))
     except (OSError, UnicodeDecodeError, urllib.error.URLError, NotAdminPortError) as exc:
         print(f"classifier unknowns: {exc}", file=sys.stderr)

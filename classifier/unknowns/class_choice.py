@@ -323,6 +323,12 @@ _HINTS: tuple[tuple[re.Pattern[str], ErrorClass, str], ...] = tuple(
             "its words say the process running the work died",
         ),
         (
+            r"attributeerror|keyerror|keynotfound|argumentnull|nullreference|typeerror|"
+            r"indexerror|no attribute|cannot read propert|sequence contains no",
+            ErrorClass.ToolError,
+            "its words say a bug in our code: a ToolError if that code ran as a tool",
+        ),
+        (
             r"pars|json|decod|validat|output|command|invalid start",
             ErrorClass.ToolError,
             "the model's output (a tool call, a command, JSON) did not parse, if a tool read it",
@@ -452,13 +458,14 @@ def rule_id_for(c: Cluster, taken: set[str], prefix: str = "") -> str:
     if generic:
         named = next((cause[0] for cause in k.causes if not is_generic(cause[0])), k.type)
     space, own = _split_type(named)
+    ns = [p.lower() for p in space]
     slug = _words_slug(c.template) if generic else _kebab(_SUFFIX.sub("", own))
-    slug = slug or _kebab(own) or "error"
+    if not slug or ns[-1:] == [slug]:  # System.Text.Json.JsonException: json-exception
+        slug = _kebab(own) or "error"
     language = (k.language or "any").lower()
     if prefix:
         base = f"{prefix.rstrip('.')}.{slug}"
     else:
-        ns = [p.lower() for p in space]
         standard = not ns or ns[0] in _STANDARD_ROOTS.get(language, set())
         base = ".".join([*([language] if standard else []), *ns, slug])
     base = re.sub(r"[^A-Za-z0-9._/:-]", "-", base).strip("-.") or f"{language}.error"

@@ -49,9 +49,9 @@ def test_golden_explain_json_for_unknown(
     assert_golden(EXPLAIN / "unknown.json", out)
     near = json.loads(out)["explanation"]["near_misses"][0]
     assert (near["rule_id"], near["failed_conditions"], near["observed"]) == (
-        "provider-429",
-        ["http_status: 429"],
-        ["http_status is 503"],
+        "prio-low",
+        ["origin: provider"],
+        ["origin is runtime"],
     )
 
 
