@@ -43,6 +43,7 @@ from typing import Any
 
 import yaml
 
+from classifier.answer import NearMiss
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
@@ -264,6 +265,8 @@ class Proposal:
     members: int = 0
     """Distinct descriptors of the corpus in this cluster and Unknown under the target."""
     reason: str = ""
+    near_misses: tuple[NearMiss, ...] = ()
+    """The typical member's near misses, as explain ranks them (`engine.nearness`)."""
 
     @property
     def accepted(self) -> Attempt | None:
@@ -489,7 +492,9 @@ def propose(report: Report, checker: Checker, id_prefix: str = "") -> list[Propo
         rule_id = rule_id_for(c, taken, id_prefix)
         klass = choose_class(c, a.tied, ruleset)
         action = choose_action(c, klass, ruleset)
-        proposal = Proposal(c, "refused", rule_id, klass, action, members=members)
+        proposal = Proposal(
+            c, "refused", rule_id, klass, action, members=members, near_misses=a.near_misses
+        )
         cases = _cases(c, rule_id, klass)
         for draft in drafts(c):
             rule = _rule(rule_id, c, draft, klass, action, ruleset)
@@ -609,6 +614,7 @@ def render_text(proposals: Sequence[Proposal], together: Sequence[str]) -> str:
             lines += [f"      candidate: {cls.name}: {why}" for cls, why in p.klass.plausible]
         if p.action.new:
             lines.append(f"      new catalog entry {p.action.id}: {p.action.summary}")
+        lines += [f"      near miss: {n.rule_id} -> {n.class_name}" for n in p.near_misses]
         lines.append(f"      draft: {accepted.draft.label}")
         for skipped in p.attempts[:-1]:
             lines.append(f"      not {skipped.draft.label}: {skipped.problems[0]}")
@@ -695,6 +701,10 @@ def proposal_dict(p: Proposal) -> dict[str, Any]:
             "plausible": [{"class": cls.name, "why": why} for cls, why in p.klass.plausible],
         },
         "action": {"id": p.action.id, "summary": p.action.summary, "new": p.action.new},
+        "near_misses": [
+            {"rule": n.rule_id, "class": n.class_name, "held": list(n.held_conditions)}
+            for n in p.near_misses
+        ],
         "attempts": [
             {"draft": a.draft.label, "when": a.draft.when, "fallback": a.draft.fallback,
              "problems": a.problems}

@@ -371,7 +371,7 @@ def test_unknowns_appear_grouped_as_classifier_unknowns_groups_them(
     text = _reload_until(tab.page, served.url(), "#unknowns", "acme.SlowTool")
     assert "acme.QueueFull" in text
     cli = served.cli(
-        "unknowns", "--addr", served.admin, "--rules", str(served.team), "--format", "json"
+        "unknowns", "--admin-addr", served.admin, "--rules", str(served.team), "--format", "json"
     )
     assert cli.returncode == 0, cli.stderr
     ranked = json.loads(cli.stdout)["ranked"]
