@@ -529,7 +529,7 @@ def unknowns_section(grouped: _Grouped | None) -> Html:
     shown = len(report.assessed)
     more = len(report.clusters.clusters) - shown
     return h(
-        "<section id=unknowns><h2>Unknowns</h2><p>{headline} in the live sample, grouped as "
+        "<section id=unknowns><h2>Unknowns</h2><p>The live sample holds {headline}, grouped as "
         "<code>classifier unknowns</code> groups them (their share of all answers: "
         "<a href='#share'>the chart above</a>); the {shown} largest{more}. "
         "<span class=note>Grouped at {made}.</span></p>{clusters}</section>",
