@@ -30,6 +30,7 @@ class Code(StrEnum):
     invalid_value = "invalid_value"
     unknown_class = "unknown_class"
     unknown_as_rule_class = "unknown_as_rule_class"
+    class_to_choose = "class_to_choose"
     unknown_origin = "unknown_origin"
     unknown_grpc_code = "unknown_grpc_code"
     invalid_http_status = "invalid_http_status"
@@ -138,6 +139,12 @@ REGISTRY: dict[Code, CodeInfo] = {
     Code.unknown_class: _rules("unknown_class", Family.document, "not a class of the taxonomy"),
     Code.unknown_as_rule_class: _rules(
         "unknown_as_rule_class", Family.document, "a rule that says `class: Unknown`"
+    ),
+    Code.class_to_choose: CodeInfo(
+        Family.document,
+        "a drafted rule whose class a person has still to choose",
+        "rules.md#class_to_choose",
+        Stability.preview,
     ),
     Code.unknown_origin: _rules("unknown_origin", Family.document, "not a known origin"),
     Code.unknown_grpc_code: _rules("unknown_grpc_code", Family.document, "not a gRPC status"),

@@ -14,12 +14,19 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from classifier.cli.options import Exit, add_command, add_server, tls_from
+from classifier.cli.options import (
+    Exit,
+    add_command,
+    add_server,
+    not_grpc_port,
+    server_failure,
+    tls_from,
+)
 
 EXITS = {
     Exit.ok: "the server is SERVING",
     Exit.failed: "it is not serving, or cannot be reached",
-    Exit.invalid: "unusable TLS files",
+    Exit.invalid: "unusable TLS files, or the address is not a gRPC port (an admin port)",
 }
 
 
@@ -53,8 +60,9 @@ def run(args: argparse.Namespace) -> int:
                 health_pb2.HealthCheckRequest(service=args.service), timeout=args.timeout
             )
     except grpc.RpcError as exc:
-        print(f"{args.addr}: {exc.code().name}: {exc.details()}", file=sys.stderr)
-        return Exit.failed
+        failure = f"{exc.code().name}: {exc.details()}"
+        print(server_failure(args.addr, failure), file=sys.stderr)
+        return Exit.invalid if not_grpc_port(failure) else Exit.failed
     except (OSError, ValueError) as exc:
         print(f"classifier: {exc}", file=sys.stderr)
         return Exit.invalid

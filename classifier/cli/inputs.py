@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 
 from classifier.answer import Classification, RuleVerdict
-from classifier.cli.options import Exit, add_rules, add_server, client_from
+from classifier.cli.options import Exit, add_rules, add_server, client_from, server_failure
 from classifier.client import Answer, ServiceError
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
@@ -94,7 +94,7 @@ def _remote(
             print(f"{args.addr}: refused: {violation}", file=sys.stderr)
         return Exit.invalid
     except ServiceError as exc:
-        print(f"{args.addr}: {exc}", file=sys.stderr)
+        print(server_failure(args.addr, str(exc)), file=sys.stderr)
         return Exit.invalid
     except (OSError, ValueError) as exc:
         print(f"classifier: {exc}", file=sys.stderr)

@@ -152,6 +152,26 @@ def tls_from(args: argparse.Namespace) -> TLS | None:
     )
 
 
+_HTTP1_PEER = ("Expected SETTINGS frame", "http1.x server", "Failed parsing HTTP/2")
+"""What gRPC says when the port it reached speaks HTTP/1.1 (an admin port, say)."""
+
+
+def not_grpc_port(details: str) -> bool:
+    """Whether a failed call's details say the address is not a gRPC port at all."""
+    return any(mark in details for mark in _HTTP1_PEER)
+
+
+def server_failure(address: str, failure: str) -> str:
+    """A failed call as a command prints it; given the admin port (HTTP/1.1), it says which
+    port `--addr` expects."""
+    if not_grpc_port(failure):
+        return (
+            f"{address}: not a gRPC port (it answered HTTP/1.1): --addr is the server's gRPC "
+            "port (serve --addr), not its admin port (serve --metrics-addr)"
+        )
+    return f"{address}: {failure}"
+
+
 def client_from(args: argparse.Namespace) -> Client:
     """A client for `--addr` with the TLS flags and `--timeout` (ValueError for unusable
     TLS files); it does not retry, so an unreachable server is reported at once."""

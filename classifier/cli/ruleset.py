@@ -14,7 +14,7 @@ import json
 import sys
 from typing import Any
 
-from classifier.cli.options import Exit, add_command, add_server, client_from
+from classifier.cli.options import Exit, add_command, add_server, client_from, server_failure
 from classifier.client import RulesetInfo, ServiceError
 
 EXITS = {
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         with client_from(args) as client:
             info = client.get_ruleset()
     except ServiceError as exc:
-        print(f"{args.addr}: {exc}", file=sys.stderr)
+        print(server_failure(args.addr, str(exc)), file=sys.stderr)
         return Exit.invalid
     except (OSError, ValueError) as exc:
         print(f"classifier: {exc}", file=sys.stderr)
@@ -73,14 +73,14 @@ def render(info: RulesetInfo, indent: str = "") -> str:
     else:
         rows.append(("last reload", f"{reload.result.value} at {reload.at} ({reload.trigger})"))
     lines = [f"{indent}{label + ':':<13}{value}" for label, value in rows]
+    if reload is not None and reload.error:  # under `last reload:`, the row just above
+        lines += [f"{indent}  {line}" for line in reload.error.splitlines()]
     if len(info.layers) > 1:  # a ruleset of its own is its one layer, said above
         lines.append(f"{indent}layers:")
         lines += [
             f"{indent}  {layer.name} {layer.version} ({layer.digest[:19]}) {layer.source}"
             for layer in info.layers
         ]
-    if reload is not None and reload.error:
-        lines += [f"{indent}  {line}" for line in reload.error.splitlines()]
     if info.candidate is None:
         lines.append(f"{indent}{'candidate:':<13}none")
     else:

@@ -1,7 +1,7 @@
 """`classifier unknowns`: the Unknown answers grouped into failures, ranked, with drafted rules.
 
 Reads decision logs (a folder of rotated files included), JSON Lines and case files, or a
-running server's live sample (`--addr`, its `--metrics-addr`), and prints every cluster of
+running server's live sample (`--admin-addr`, its `--metrics-addr`), and prints every cluster of
 Unknowns: count, share, first and last seen, ruleset versions, trend, examples, reason,
 and, given `--rules`, the near misses of its typical member and whether that ruleset
 covers it now. `--propose` drafts a rule per cluster and shows it only once it has passed
@@ -9,12 +9,15 @@ its checks; `--write DIR` writes the drafts as files to review. Nothing is appli
 
 Exit status: 0 when the report was made (Unknowns and refused drafts are information);
 2 when it could not be: a path or the ruleset is missing or invalid, the corpus has bad
-lines, the server cannot be reached, or nothing was read.
+lines, the server cannot be reached (or the address is not its admin port), or nothing was
+read. `--addr` is the gRPC port in every command; this one reads the admin port, so
+`--addr` is refused with a pointer to `--admin-addr`.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import io
 import sys
 import tempfile
@@ -44,7 +47,7 @@ def add_parser(sub: Any) -> None:
         "unknowns",
         help="group Unknown answers into failures, and draft rules for them",
         description="Cluster the Unknown answers of decision logs, JSON Lines or case files "
-        "(or of a running server's live sample, --addr) by structure (language, type, "
+        "(or of a running server's live sample, --admin-addr) by structure (language, type, "
         "supertypes, origin, statuses, code, provider, causes) and then by message template, "
         "and rank the clusters by count. With --rules, each cluster's typical member is "
         "explained (near misses) and the ruleset's coverage of it is checked; --propose "
@@ -52,7 +55,8 @@ def add_parser(sub: Any) -> None:
         exits={
             Exit.ok: "the report was made (Unknowns and refused drafts are information)",
             Exit.invalid: "a path or the ruleset is missing or invalid, the corpus has bad "
-            "lines, the server cannot be reached, or nothing was read",
+            "lines, the server cannot be reached or the address is not its admin port, or "
+            "nothing was read",
         },
     )
     p.add_argument(
@@ -64,9 +68,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--format", choices=tuple(RENDERERS), default="text")
     p.add_argument("--top", type=int, metavar="N", help="show the N largest clusters only")
     p.add_argument(
-        "--addr",
+        "--admin-addr",
         metavar="HOST:PORT",
-        help=f"also read a running server's live sample (GET {LIVE_PATH} on its --metrics-addr)",
+        help=f"also read a running server's live sample (GET {LIVE_PATH} on its admin port, "
+        "serve --metrics-addr)",
+    )
+    p.add_argument("--addr", help=argparse.SUPPRESS)  # refused: the gRPC port elsewhere
+    p.add_argument(
+        "--id-prefix",
+        metavar="PREFIX",
+        default="",
+        help="with --propose: drafted rule ids begin PREFIX. (default: the type's namespace, "
+        "acme.vector.IndexNotReady -> acme.vector.index-not-ready)",
     )
     p.add_argument(
         "--propose",
@@ -90,19 +103,36 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(run=run, parser=p)
 
 
+class NotAdminPortError(Exception):
+    """The address answered, but not as a server's admin port does."""
+
+
 def fetch_live(address: str, timeout: float = 10.0) -> str:
-    """The live sample of the server whose admin port is `address`, as JSON Lines."""
+    """The live sample of the server whose admin port is `address`, as JSON Lines.
+
+    Raises NotAdminPortError when something other than HTTP answers there (a gRPC port
+    speaks HTTP/2 only and drops an HTTP/1.1 request), OSError when nothing does.
+    """
     url = f"http://{address}{LIVE_PATH}"
-    with urllib.request.urlopen(url, timeout=timeout) as reply:
-        body: bytes = reply.read()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            body: bytes = reply.read()
+    except (http.client.HTTPException, ConnectionResetError) as exc:
+        raise NotAdminPortError(
+            f"{address} did not answer HTTP ({type(exc).__name__}): --admin-addr is the "
+            "server's admin port (serve --metrics-addr), not its gRPC port (serve --addr)"
+        ) from None
     return body.decode("utf-8")
 
 
-def _records(
+def _live_records(
     args: argparse.Namespace, live: str, errors: list[str]
 ) -> Iterator[Record | Classified]:
-    if args.addr:
-        yield from read_lines(io.StringIO(live), f"{args.addr}{LIVE_PATH}", errors)
+    if args.admin_addr:
+        yield from read_lines(io.StringIO(live), f"{args.admin_addr}{LIVE_PATH}", errors)
+
+
+def _records(args: argparse.Namespace, errors: list[str]) -> Iterator[Record | Classified]:
     if args.corpus:
         yield from read(args.corpus, errors)
 
@@ -113,14 +143,14 @@ def _propose(
     """Check a draft per cluster against the whole corpus, print them, and write them."""
     with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
         paths = list(args.corpus)
-        if args.addr:
+        if args.admin_addr:
             sample = Path(tmp) / "live.jsonl"
             sample.write_text(live, encoding="utf-8")
             paths.append(str(sample))
         corpus = read_corpus(paths)
     errors += [e for e in corpus.errors if e not in errors]
     checker = propose.Checker(Path(args.rules), ruleset, corpus.entries, report.clusters)
-    proposals = propose.propose(report, checker)
+    proposals = propose.propose(report, checker, args.id_prefix)
     together = propose.check_together(proposals, checker)
     sys.stdout.write(propose.RENDERERS[args.format](proposals, together))
     if args.write:
@@ -131,8 +161,15 @@ def _propose(
 
 def run(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
-    if not args.corpus and not args.addr:
-        parser.error("give a corpus (files or folders) or --addr HOST:PORT")
+    if args.addr:
+        print(
+            "classifier unknowns: --addr is a server's gRPC port in every command; the live "
+            "sample is read from its admin port: --admin-addr HOST:PORT (serve --metrics-addr)",
+            file=sys.stderr,
+        )
+        return EXIT_INVALID
+    if not args.corpus and not args.admin_addr:
+        parser.error("give a corpus (files or folders) or --admin-addr HOST:PORT")
     if args.propose and not args.rules:
         parser.error("--propose needs --rules (the ruleset the drafts are checked against)")
     if args.write and not args.propose:
@@ -148,14 +185,16 @@ def run(args: argparse.Namespace) -> int:
     errors: list[str] = []
     clusterer = Clusterer(ruleset, keep_assignments=args.propose)
     try:
-        live = fetch_live(args.addr) if args.addr else ""
-        clusterer.feed(_records(args, live, errors))
-    except (OSError, UnicodeDecodeError, urllib.error.URLError) as exc:
+        live = fetch_live(args.admin_addr) if args.admin_addr else ""
+        if args.admin_addr:
+            clusterer.feed_sample(_live_records(args, live, errors))
+        clusterer.feed(_records(args, errors))
+    except (OSError, UnicodeDecodeError, urllib.error.URLError, NotAdminPortError) as exc:
         print(f"classifier unknowns: {exc}", file=sys.stderr)
         return EXIT_INVALID
     clusters = clusterer.result()
     errors += clusters.errors
-    sources = [*([f"{args.addr}{LIVE_PATH}"] if args.addr else []), *args.corpus]
+    sources = [*([f"{args.admin_addr}{LIVE_PATH}"] if args.admin_addr else []), *args.corpus]
     report = assess(clusters, ruleset, sources, args.top)
     if args.propose:
         assert ruleset is not None

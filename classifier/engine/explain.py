@@ -195,7 +195,7 @@ def render_explanation(descriptor: Descriptor, c: Classification) -> str:
     if e.near_misses:
         lines += ["", "near misses (closest first):", *near_miss_lines(e.near_misses, "  ")]
     elif not e.matches:
-        lines += ["", "near misses: none (no rule had any condition hold)"]
+        lines += ["", "near misses: none (no rule held on a type, status, code, message or cause)"]
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ from classifier.engine.conditions import (
     TypeIs,
     is_set,
 )
+from classifier.engine.nearness import rank
 from classifier.engine.ruleset import UNTYPED_DEPTH, CompiledRule, Match
 from classifier.taxonomy import GRPC_CODE_NAMES
 from classifier.text import depth_phrase
@@ -75,30 +76,21 @@ class ExplainTracer:
         )
 
     def _near_misses(self) -> tuple[NearMiss, ...]:
-        """The rules that failed the fewest conditions; among those, a rule whose type held
-        (or that has none) is nearer than one for another type."""
-        scored = []
-        for rule, results, _depth in self.evaluations:
-            held = [c for c, ok in results if ok]
-            failed = [c for c, ok in results if not ok]
-            if held and failed:
-                type_failed = rule.type_condition in failed
-                scored.append(
-                    (len(failed), type_failed, -len(held), rule.order, rule, failed, held)
-                )
-        scored.sort(key=lambda s: s[:4])
+        """The nearest rules, ranked by the one near-miss ranking (`nearness.rank`)."""
         d = self.descriptor
+        if d is None:
+            return ()
         return tuple(
             NearMiss(
-                rule.id,
-                str(rule.location),
-                rule.outcome.error_class.name,
-                tuple(c.text for c in failed),
-                len(held),
-                tuple(c.text for c in held),
-                tuple(observed(c, d) for c in failed) if d is not None else (),
+                n.rule.id,
+                str(n.rule.location),
+                n.rule.outcome.error_class.name,
+                tuple(c.text for c in n.failed),
+                len(n.held),
+                tuple(c.text for c in n.held),
+                tuple(observed(c, d) for c in n.failed),
             )
-            for *_, rule, failed, held in scored[: self.limit]
+            for n in rank(self.evaluations, d)[: self.limit]
         )
 
 

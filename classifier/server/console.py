@@ -494,7 +494,7 @@ def unknowns_report(sample: UnknownSample, ruleset: Ruleset) -> Report:
     source = "live sample"
     errors: list[str] = []
     clusterer = Clusterer(ruleset)
-    clusterer.feed(read_lines(io.StringIO(sample.lines()), source, errors))
+    clusterer.feed_sample(read_lines(io.StringIO(sample.lines()), source, errors))
     return assess(clusterer.result(), ruleset, [source], UNKNOWN_CLUSTERS_SHOWN)
 
 
@@ -529,8 +529,9 @@ def unknowns_section(grouped: _Grouped | None) -> Html:
     shown = len(report.assessed)
     more = len(report.clusters.clusters) - shown
     return h(
-        "<section id=unknowns><h2>Unknowns</h2><p>{headline}, grouped as "
-        "<code>classifier unknowns</code> groups them; the {shown} largest{more}. "
+        "<section id=unknowns><h2>Unknowns</h2><p>The live sample holds {headline}, grouped as "
+        "<code>classifier unknowns</code> groups them (their share of all answers: "
+        "<a href='#share'>the chart above</a>); the {shown} largest{more}. "
         "<span class=note>Grouped at {made}.</span></p>{clusters}</section>",
         headline=headline(report),
         shown=shown,

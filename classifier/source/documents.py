@@ -163,10 +163,26 @@ def _lint_codes(values: list[str], allowed: tuple[str, ...], where: str) -> list
     return values
 
 
+CLASS_TO_CHOOSE = "TO CHOOSE:"
+"""How a drafted rule's (or case's) class begins while a person has still to choose it:
+`class: 'TO CHOOSE: ToolError (a tool raised it); ProviderError (...)'` (what
+`classifier unknowns --propose` writes when the evidence does not settle the class)."""
+
+
 def parse_class(value: str) -> ErrorClass:
-    """A class by its taxonomy name (`RateLimited`)."""
+    """A class by its taxonomy name (`RateLimited`); a drafted placeholder is refused with
+    its candidates, so that a draft cannot be merged before a person picks."""
     if value in ErrorClass.__members__:
         return ErrorClass[value]
+    if value.strip().upper().startswith(CLASS_TO_CHOOSE):
+        candidates = value.strip()[len(CLASS_TO_CHOOSE) :].strip() or "none named"
+        raise PydanticCustomError(
+            Code.class_to_choose,
+            "the class is still to choose (a drafted rule): the candidates are {candidates}; "
+            "write the one that fits as `class: NAME` (or delete the draft if none does: "
+            "the failure stays Unknown)",
+            {"candidates": candidates},
+        )
     raise PydanticCustomError(
         Code.unknown_class,
         "unknown class {value}{hint}; known: {known}",

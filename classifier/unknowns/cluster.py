@@ -35,6 +35,9 @@ EXAMPLES = 3
 SAMPLE = 16
 """Distinct descriptors kept per cluster to check a ruleset's coverage of it."""
 TREND_BUCKETS = 8
+TREND_MIN_BUCKET_SECONDS = 60.0
+"""A trend's bucket is at least a minute wide: over a shorter span (under eight minutes)
+no trend word is given (`gone` over a 15-second log would say nothing)."""
 MAX_BINS = 100_000
 """Time bins kept across all clusters; past it, bins double in width."""
 CACHE_MAX = 200_000
@@ -127,6 +130,10 @@ class Clusters:
     start: float | None
     end: float | None
     errors: list[str] = field(default_factory=list)
+    answers: int | None = None
+    """All answers the Unknowns are a share of: the lines read, or None when some were read
+    from a sample that holds only Unknowns (a server's live sample), whose share of all
+    answers the lines cannot say."""
     assignments: dict[tuple[StructuralKey, str], str] = field(default_factory=dict)
     """(key, masked message) -> cluster id, when asked for (`--propose` needs it)."""
 
@@ -173,11 +180,18 @@ class Clusterer:
         self.start: float | None = None
         self.end: float | None = None
         self.errors: list[str] = []
+        self.unknowns_only = False
+        """Some records came from a sample of Unknowns only (see Clusters.answers)."""
 
     def feed(self, records: Iterable[Record | Classified]) -> Clusterer:
         for record in records:
             self.add(record)
         return self
+
+    def feed_sample(self, records: Iterable[Record | Classified]) -> Clusterer:
+        """Records of a sample that holds only Unknowns (a server's live sample)."""
+        self.unknowns_only = True
+        return self.feed(records)
 
     def add(self, record: Record | Classified) -> None:
         self.lines += record.weight
@@ -296,7 +310,14 @@ class Clusterer:
             else {}
         )
         return Clusters(
-            clusters, self.unknowns, self.lines, self.start, self.end, self.errors, assignments
+            clusters,
+            self.unknowns,
+            self.lines,
+            self.start,
+            self.end,
+            self.errors,
+            None if self.unknowns_only else self.lines,
+            assignments,
         )
 
     def _cluster(self, cid: str, key: StructuralKey, template: str, accs: list[_Acc]) -> Cluster:
@@ -328,8 +349,8 @@ class Clusterer:
         if self.start is None or self.end is None:
             return ()
         span = self.end - self.start
-        if span < self._resolution * TREND_BUCKETS:
-            return ()  # too short a log for its time bins to say anything
+        if span < max(self._resolution, TREND_MIN_BUCKET_SECONDS) * TREND_BUCKETS:
+            return ()  # too short a log for a trend to say anything
         counts = [0] * TREND_BUCKETS
         for a in accs:
             for b, n in a.bins.items():

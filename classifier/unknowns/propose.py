@@ -24,8 +24,9 @@ target ruleset, and the first that passes every check is the proposal:
 
 A cluster no draft passes for is refused, with each draft's reasons; one whose every draft
 would change an answer that was already classified says which answers. The class is the
-person's to choose when the taxonomy does not settle it: the draft names the plausible
-classes and why, and is checked with the likeliest. Nothing is applied: `write` puts the
+person's to choose when the evidence does not settle it (`class_choice`): the draft is
+written with a placeholder that fails `check`, naming the candidate classes and why, and is
+checked with the first candidate standing in. Nothing is applied: `write` puts the
 drafts in a folder to review.
 """
 
@@ -42,11 +43,13 @@ from typing import Any
 
 import yaml
 
+from classifier.answer import NearMiss
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
+from classifier.generic_types import is_generic
 from classifier.lint.checks import lint_report
 from classifier.redact import DEFAULT as REDACTOR
 from classifier.regress.cases import read_case_file
@@ -55,120 +58,24 @@ from classifier.regress.diff import RuleDiff, diff_rulesets, render_json, render
 from classifier.regress.runner import check_case
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
-from classifier.text import and_list, plural
+from classifier.text import plural
+from classifier.unknowns.class_choice import (
+    ClassChoice,
+    choose_class,
+    distinct,
+    rule_id_for,
+    written_cases,
+    written_rule,
+)
 from classifier.unknowns.cluster import Cluster, Clusters
 from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS
-from classifier.unknowns.report import Assessed, Report
+from classifier.unknowns.report import Report
 
 DRAFTS_FOLDER = "unknowns-drafts"
 """Where, inside a copy of the target ruleset, the drafts are checked."""
 MIN_WORDS = 2
 """A message condition needs a run of at least this many literal words."""
 MAX_CASES = 3
-
-
-# the class -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ClassChoice:
-    """The class a draft proposes, whether the taxonomy settles it, and the plausible ones."""
-
-    proposed: ErrorClass
-    settled: bool
-    plausible: tuple[tuple[ErrorClass, str], ...]
-
-
-_ORIGIN_CLASSES = {
-    "tool": (ErrorClass.ToolError, "origin tool: a tool threw"),
-    "guard": (ErrorClass.ContentBlocked, "origin guard: our own content guard refused"),
-    "reconciler": (ErrorClass.Infrastructure, "origin reconciler: the run's process vanished"),
-    "user": (ErrorClass.Canceled, "origin user: the user or caller cancelled"),
-    "provider": (ErrorClass.ProviderError, "origin provider: the provider answered an error"),
-}
-_GRPC_CLASSES = {
-    "DEADLINE_EXCEEDED": ErrorClass.Timeout,
-    "CANCELLED": ErrorClass.Canceled,
-    "RESOURCE_EXHAUSTED": ErrorClass.RateLimited,
-    "UNAVAILABLE": ErrorClass.ProviderError,
-}
-_WORDS: tuple[tuple[re.Pattern[str], ErrorClass, str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), cls, why)
-    for p, cls, why in (
-        (r"tim(e|ed) ?out|deadline", ErrorClass.Timeout, "it says it timed out"),
-        (r"cancel", ErrorClass.Canceled, "it says it was cancelled"),
-        (r"rate.?limit|too many requests", ErrorClass.RateLimited, "it says rate limit"),
-        (r"quota", ErrorClass.QuotaExceeded, "it says quota"),
-        (
-            r"budget|recursion|max\w*(turns|rounds|steps|depth)|context.?length",
-            ErrorClass.BudgetExceeded,
-            "a limit on the run's size or depth was reached",
-        ),
-        (r"polic|denied|denial", ErrorClass.ContentBlocked, "a policy of ours refused it"),
-        (r"content.?filter|safety", ErrorClass.ContentFiltered, "it says content filter"),
-        (
-            r"worker|sig(kill|term)|oom|process pool|terminated",
-            ErrorClass.Infrastructure,
-            "the process running the work died",
-        ),
-        (
-            r"attributeerror|keyerror|keynotfound|argumentnull|nullreference|typeerror|indexerror",
-            ErrorClass.ToolError,
-            "a bug in our code: a ToolError if that code ran as a tool",
-        ),
-        (
-            r"pars|json|decod|validat|output|command|invalid start",
-            ErrorClass.ToolError,
-            "the model's output (a tool call, a command, JSON) did not parse or validate",
-        ),
-        (
-            r"pars|json|decod|validat|output",
-            ErrorClass.ProviderError,
-            "the model answered, but not in the shape asked for",
-        ),
-    )
-)
-
-
-def choose_class(c: Cluster, a: Assessed, ruleset: Ruleset) -> ClassChoice:
-    """The plausible classes from the evidence, strongest first: origin, statuses and the
-    tied rules of a conflict (strong), the words of the type and template and the near
-    misses (weak). Only strong evidence naming one class settles it; otherwise the class
-    is the person's to choose, and the likeliest is the one drafted and checked."""
-    strong: list[tuple[ErrorClass, str]] = []
-    weak: list[tuple[ErrorClass, str]] = []
-    key = c.key
-    if key.origin in _ORIGIN_CLASSES:
-        strong.append(_ORIGIN_CLASSES[key.origin])
-    if key.http_status == 429:
-        strong.append((ErrorClass.RateLimited, "HTTP 429"))
-    elif key.http_status in (408, 504):
-        strong.append((ErrorClass.Timeout, f"HTTP {key.http_status}"))
-    if isinstance(key.grpc_status, str) and key.grpc_status in _GRPC_CLASSES:
-        strong.append((_GRPC_CLASSES[key.grpc_status], f"gRPC {key.grpc_status}"))
-    for rule_id in a.tied:
-        rule = ruleset.rule(rule_id)
-        if rule is not None:
-            strong.append((rule.outcome.error_class, f"rule {rule_id}, tied on it, says so"))
-    text = f"{key.type} {c.template}"
-    for pattern, cls, why in _WORDS:
-        if pattern.search(text):
-            weak.append((cls, why))
-    for n in a.near_misses:
-        if not any(f.startswith("type:") for f in n.failed_conditions):
-            weak.append(
-                (ErrorClass[n.class_name], f"the nearest rule, {n.rule_id}, says so when "
-                 f"{and_list(list(n.failed_conditions))}")
-            )  # fmt: skip
-    plausible: dict[ErrorClass, str] = {}
-    for cls, why in [*strong, *weak]:
-        if cls is not ErrorClass.Unknown:
-            plausible.setdefault(cls, why)
-    settled = len({cls for cls, _ in strong}) == 1
-    if not plausible:
-        plausible[ErrorClass.ToolError] = "no evidence either way: a placeholder to replace"
-    proposed = next(iter(plausible))
-    return ClassChoice(proposed, settled, tuple(plausible.items()))
 
 
 # the action ------------------------------------------------------------------------------
@@ -278,15 +185,17 @@ def template_pattern(template: str) -> str | None:
 
 
 def structure_when(c: Cluster) -> dict[str, Any]:
-    """Every structural condition the cluster's members share (they share their whole key)."""
+    """Every structural condition the cluster's members share (they share their whole key);
+    of the causes, the first whose type is not generic."""
     k = c.key
     when: dict[str, Any] = {"type": k.type}
     for name in ("language", "origin", "http_status", "grpc_status", "code", "provider"):
         value = getattr(k, name)
         if value not in (None, ""):
             when[name] = value
-    if k.causes:
-        cause_type, http, grpc, code = k.causes[0]
+    causes = [c for c in k.causes if not is_generic(c[0])] or list(k.causes)
+    if causes:
+        cause_type, http, grpc, code = causes[0]
         cause: dict[str, Any] = {"type": cause_type}
         if http is not None:
             cause["http_status"] = http
@@ -298,24 +207,32 @@ def structure_when(c: Cluster) -> dict[str, Any]:
     return when
 
 
+def scoped_by_structure(c: Cluster) -> bool:
+    """Whether structure alone scopes a draft: a type that is not generic, or beside a
+    generic one a cause that is not, a code or a status (`TypeError` alone would match
+    every TypeError of every library)."""
+    k = c.key
+    if not is_generic(k.type):
+        return True
+    return bool(
+        k.code
+        or k.http_status is not None
+        or k.grpc_status is not None
+        or any(not is_generic(cause[0]) or cause[1:] != (None, None, "") for cause in k.causes)
+    )
+
+
 def drafts(c: Cluster) -> list[Draft]:
     base = structure_when(c)
-    out = [Draft("structure", base), Draft("structure, as a fallback", base, fallback=True)]
+    out = []
+    if scoped_by_structure(c):
+        out += [Draft("structure", base), Draft("structure, as a fallback", base, fallback=True)]
     if (words := words_pattern(c.template)) is not None:
         out.append(Draft("structure and the template's words", {**base, "message": words}))
     full = template_pattern(c.template)
     if full is not None and full != words:
         out.append(Draft("structure and the whole template", {**base, "message": full}))
     return out
-
-
-def rule_id_for(c: Cluster, taken: set[str]) -> str:
-    """`language.kebab-type` (`python.attribute-error`), with the cluster id when taken."""
-    tail = c.key.type.replace("::", ".").split(".")[-1].split("$")[-1]
-    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", tail)
-    kebab = kebab.lower().strip("-_") or "error"
-    base = f"{c.key.language or 'any'}.{kebab}"
-    return base if base not in taken else f"{base}-{c.id}"
 
 
 # checks ----------------------------------------------------------------------------------
@@ -348,6 +265,8 @@ class Proposal:
     members: int = 0
     """Distinct descriptors of the corpus in this cluster and Unknown under the target."""
     reason: str = ""
+    near_misses: tuple[NearMiss, ...] = ()
+    """The typical member's near misses, as explain ranks them (`engine.nearness`)."""
 
     @property
     def accepted(self) -> Attempt | None:
@@ -532,17 +451,23 @@ def _rule(rule_id: str, c: Cluster, draft: Draft, klass: ClassChoice, action: Ac
 
 
 def _cases(c: Cluster, rule_id: str, klass: ClassChoice) -> list[dict[str, Any]]:
-    out = []
-    for i, example in enumerate(c.examples[:MAX_CASES], 1):
-        descriptor = _redacted(example.descriptor)
-        out.append(
-            {
-                "note": f"cluster {c.id}, example {i} ({example.where}) is {klass.proposed.name}",
-                "descriptor": descriptor,
-                "want": {"class": klass.proposed.name, "rule": rule_id},
-            }
-        )
-    return out
+    """Up to MAX_CASES cases, each a distinct descriptor (as redacted): the examples first,
+    then the cluster's sample of distinct members."""
+    found = [(e.where, _redacted(e.descriptor)) for e in c.examples]
+    found += [("the cluster's sample", _redacted(d)) for d in c.sample]
+    unique = distinct(
+        ({"where": w, "descriptor": d} for w, d in found),
+        key=lambda x: json.dumps(x["descriptor"], sort_keys=True),
+    )
+    shown = klass.proposed.name if klass.settled else "its class to choose"
+    return [
+        {
+            "note": f"cluster {c.id}, example {i} ({x['where']}) is {shown}",
+            "descriptor": x["descriptor"],
+            "want": {"class": klass.proposed.name, "rule": rule_id},
+        }
+        for i, x in enumerate(unique[:MAX_CASES], 1)
+    ]
 
 
 def _redacted(data: dict[str, Any]) -> dict[str, Any]:
@@ -551,8 +476,9 @@ def _redacted(data: dict[str, Any]) -> dict[str, Any]:
     return REDACTOR.descriptor(data)[0]
 
 
-def propose(report: Report, checker: Checker) -> list[Proposal]:
-    """A proposal (or a refusal, or `covered`) for each cluster of the report."""
+def propose(report: Report, checker: Checker, id_prefix: str = "") -> list[Proposal]:
+    """A proposal (or a refusal, or `covered`) for each cluster of the report; drafted ids
+    begin with `id_prefix` when given (else with the type's namespace)."""
     ruleset = checker.ruleset
     taken = {r.id for r in ruleset.rules}
     out: list[Proposal] = []
@@ -563,10 +489,12 @@ def propose(report: Report, checker: Checker) -> list[Proposal]:
             why = a.coverage.line(ruleset) if a.coverage is not None else "no member is Unknown"
             out.append(Proposal(c, "covered", reason=why))
             continue
-        rule_id = rule_id_for(c, taken)
-        klass = choose_class(c, a, ruleset)
+        rule_id = rule_id_for(c, taken, id_prefix)
+        klass = choose_class(c, a.tied, ruleset)
         action = choose_action(c, klass, ruleset)
-        proposal = Proposal(c, "refused", rule_id, klass, action, members=members)
+        proposal = Proposal(
+            c, "refused", rule_id, klass, action, members=members, near_misses=a.near_misses
+        )
         cases = _cases(c, rule_id, klass)
         for draft in drafts(c):
             rule = _rule(rule_id, c, draft, klass, action, ruleset)
@@ -621,13 +549,20 @@ def rule_file(p: Proposal) -> str:
         f"#   template: {c.template}",
     ]
     lines += _class_comment(p.klass)
-    lines.append(f"# action: {p.action.id} ({p.action.why})")
+    if p.klass.settled or "action" in p.rule:
+        lines.append(f"# action: {p.action.id} ({p.action.why})")
+    else:
+        lines.append(
+            f"# action: the default of the class you choose ({p.klass.proposed.name}'s is "
+            f"{p.action.id})"
+        )
     if p.action.new:
         lines.append("#   a new catalog entry: add it to actions.yaml (see actions.yaml here)")
     accepted = p.accepted
     if accepted is not None:
         lines.append(f"# checked: loads, check --strict, replay, cases ({accepted.draft.label})")
-    body = yaml.safe_dump({"rules": [p.rule]}, sort_keys=False, allow_unicode=True, width=100)
+    rule = written_rule(p.rule, p.klass)
+    body = yaml.safe_dump({"rules": [rule]}, sort_keys=False, allow_unicode=True, width=100)
     return "\n".join(lines) + "\n" + body
 
 
@@ -635,9 +570,11 @@ def _class_comment(k: ClassChoice) -> list[str]:
     if k.settled:
         return [f"# class: {k.proposed.name} ({k.plausible[0][1]})"]
     return [
-        f"# class: TO CHOOSE; the taxonomy does not settle it. {k.proposed.name} is written "
-        "below and was checked; the plausible classes:",
+        "# class: TO CHOOSE; the evidence does not settle it, so `class` below is a placeholder",
+        "#   that fails `classifier check` until you write one class (the draft was checked",
+        f"#   with {k.proposed.name} standing in). The candidates:",
         *(f"#   {cls.name}: {why}" for cls, why in k.plausible),
+        "#   If none fits, delete the draft: the failure stays Unknown.",
     ]
 
 
@@ -669,12 +606,15 @@ def render_text(proposals: Sequence[Proposal], together: Sequence[str]) -> str:
         assert accepted is not None
         assert accepted.diff is not None
         assert p.rule is not None
-        klass = p.klass.proposed.name if p.klass.settled else f"{p.klass.proposed.name} (to choose)"
+        klass = p.klass.proposed.name if p.klass.settled else "TO CHOOSE (a placeholder)"
         lines.append(f"    proposed rule {p.rule_id}: {klass}, action {p.action.id}")
-        if not p.klass.settled:
-            lines += [f"      plausible: {cls.name}: {why}" for cls, why in p.klass.plausible]
+        if p.klass.settled:
+            lines += [f"      evidence: {why}" for _, why in p.klass.plausible]
+        else:
+            lines += [f"      candidate: {cls.name}: {why}" for cls, why in p.klass.plausible]
         if p.action.new:
             lines.append(f"      new catalog entry {p.action.id}: {p.action.summary}")
+        lines += [f"      near miss: {n.rule_id} -> {n.class_name}" for n in p.near_misses]
         lines.append(f"      draft: {accepted.draft.label}")
         for skipped in p.attempts[:-1]:
             lines.append(f"      not {skipped.draft.label}: {skipped.problems[0]}")
@@ -684,7 +624,7 @@ def render_text(proposals: Sequence[Proposal], together: Sequence[str]) -> str:
             f"    checks: loads; check --strict: no new warning; cases: {len(p.cases)} pass; "
             f"replay: {accepted.diff.changed} of {accepted.diff.total} lines change, all of "
             f"them this cluster's {plural(p.members, 'distinct Unknown')}, Unknown -> "
-            f"{p.klass.proposed.name}"
+            f"{p.klass.proposed.name}" + ("" if p.klass.settled else " (standing in)")
         )
         for group in accepted.diff.groups():
             lines.append(f"      replay: {group.old} -> {group.new}: {group.count} lines")
@@ -713,7 +653,12 @@ def write(proposals: Sequence[Proposal], folder: Path) -> list[Path]:
         path.write_text(rule_file(p), encoding="utf-8")
         cases = folder / f"{p.rule_id}.cases.yaml"
         cases.write_text(
-            yaml.safe_dump({"cases": p.cases}, sort_keys=False, allow_unicode=True, width=100),
+            yaml.safe_dump(
+                {"cases": written_cases(p.cases, p.klass)} if p.klass is not None else {},
+                sort_keys=False,
+                allow_unicode=True,
+                width=100,
+            ),
             encoding="utf-8",
         )
         diff = folder / f"{p.rule_id}.diff.md"
@@ -749,11 +694,17 @@ def proposal_dict(p: Proposal) -> dict[str, Any]:
         "rule_id": p.rule_id,
         "members": p.members,
         "class": {
-            "proposed": p.klass.proposed.name,
+            "proposed": p.klass.proposed.name if p.klass.settled else None,
             "settled": p.klass.settled,
+            "written": p.klass.written,
+            "checked_with": p.klass.proposed.name,
             "plausible": [{"class": cls.name, "why": why} for cls, why in p.klass.plausible],
         },
         "action": {"id": p.action.id, "summary": p.action.summary, "new": p.action.new},
+        "near_misses": [
+            {"rule": n.rule_id, "class": n.class_name, "held": list(n.held_conditions)}
+            for n in p.near_misses
+        ],
         "attempts": [
             {"draft": a.draft.label, "when": a.draft.when, "fallback": a.draft.fallback,
              "problems": a.problems}
@@ -764,8 +715,8 @@ def proposal_dict(p: Proposal) -> dict[str, Any]:
         accepted = p.accepted
         assert accepted is not None
         assert accepted.diff is not None
-        out["rule"] = p.rule
-        out["cases"] = p.cases
+        out["rule"] = written_rule(p.rule, p.klass)
+        out["cases"] = written_cases(p.cases, p.klass)
         out["replay"] = json.loads(render_json(accepted.diff))
     else:
         out["reason"] = p.reason

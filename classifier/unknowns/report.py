@@ -144,8 +144,10 @@ def _short(text: str, limit: int = MAX_MESSAGE) -> str:
 
 
 def headline(r: Report) -> str:
+    """How many Unknowns, in how many clusters, over what span; their share only against all
+    answers (never against a sample that holds only Unknowns: that is 100 % by construction)."""
     c = r.clusters
-    share = f" ({c.unknowns / c.lines:.1%} of {c.lines:,} answers)" if c.lines else ""
+    share = f" ({c.unknowns / c.answers:.1%} of {c.answers:,} answers)" if c.answers else ""
     return f"{c.unknowns:,} Unknown{share} in {plural(len(c.clusters), 'cluster')}" + (
         f", {when(c.start)} .. {when(c.end)} UTC" if c.start is not None else ""
     )
@@ -195,7 +197,9 @@ def ruleset_lines(a: Assessed, ruleset: Ruleset | None, indent: str) -> list[str
         lines.append(f"{indent}near misses of {a.cluster.typical.where}:")
         lines += near_miss_lines(a.near_misses, indent + "  ")
     elif not a.tied and not a.coverage.decided:
-        lines.append(f"{indent}near misses: none (no rule had a condition hold)")
+        lines.append(
+            f"{indent}near misses: none (no rule held on a type, status, code, message or cause)"
+        )
     lines.append(f"{indent}now: {a.coverage.line(ruleset)}")
     return lines
 
@@ -302,6 +306,7 @@ def report_dict(r: Report) -> dict[str, Any]:
     out: dict[str, Any] = {
         "unknowns": c.unknowns,
         "lines": c.lines,
+        "answers": c.answers,
         "clusters": len(c.clusters),
         "start": iso(c.start),
         "end": iso(c.end),

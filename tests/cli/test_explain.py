@@ -49,14 +49,14 @@ def test_golden_explain_json_for_unknown(
     assert_golden(EXPLAIN / "unknown.json", out)
     near = json.loads(out)["explanation"]["near_misses"][0]
     assert (near["rule_id"], near["failed_conditions"], near["observed"]) == (
-        "provider-429",
-        ["http_status: 429"],
-        ["http_status is 503"],
+        "prio-low",
+        ["origin: provider"],
+        ["origin is runtime"],
     )
 
 
 def test_unknown_lists_near_misses_with_the_condition_that_failed() -> None:
-    """The issue's bar, through a real process reading stdin."""
+    """The bar of issues 1 and 26, through a real process reading stdin."""
     done = subprocess.run(
         [sys.executable, "-m", "classifier", "explain", "--rules", str(BUNDLED_RULES), "-"],
         input='{"type": "x.Y", "origin": "reconciler", "http_status": 404}',
@@ -66,11 +66,11 @@ def test_unknown_lists_near_misses_with_the_condition_that_failed() -> None:
     )
     out = done.stdout
     assert "  reason:    no_match" in out
-    assert "near misses (closest first):\n  origin.reconciler -> Infrastructure  " in out
-    assert (
-        "     failed: attributes: {provider_calls: '0'}  (attribute provider_calls is not set)"
-        in out
-    )
+    # the nearest held on the status; origin.reconciler held only on `origin`, which ranks
+    # nothing (issue 26): it is not a near miss
+    assert "near misses (closest first):\n  http.provider-4xx -> ProviderError  " in out
+    assert "     failed: origin: provider  (origin is reconciler)" in out
+    assert "origin.reconciler" not in out
 
 
 def test_a_bad_descriptor_names_the_field(

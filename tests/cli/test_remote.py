@@ -278,3 +278,61 @@ def test_ruleset_lists_the_layers_of_a_stack(
     assert main(["ruleset", "--addr", running.app.address, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [layer["name"] for layer in data["layers"]] == ["acme", "default"]
+
+
+def test_a_failed_reloads_diagnostics_are_under_last_reload_not_under_layers(
+    tmp_path: Path, start_app: StartApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    top = write_folder(
+        tmp_path / "acme",
+        {
+            "ruleset.yaml": "name: acme\nversion: 2.0.0\nbase:\n  - library: default\n",
+            "rules.yaml": "rules:\n  - id: acme.declined\n    when: {type: acme.Declined}\n"
+            "    class: ToolError\n",
+        },
+    )
+    running = start_app(top, watch=False)
+    (top / "broken.yaml").write_text("rules:\n  - id: x\n    when: {type: a.B\n")
+    running.app.reload("signal")
+    capsys.readouterr()
+    code, out, _ = _out(capsys, ["ruleset", "--addr", running.app.address])
+    assert code == 0
+    lines = out.splitlines()
+    reload_at = next(i for i, line in enumerate(lines) if line.startswith("last reload: failed"))
+    layers_at = lines.index("layers:")
+    diagnostic = next(i for i, line in enumerate(lines) if "yaml_syntax_error" in line)
+    assert reload_at < diagnostic < layers_at
+    assert all(line.startswith("  ") for line in lines[reload_at + 1 : layers_at])
+
+
+def test_given_the_wrong_kind_of_port_a_command_says_which_it_expected(
+    tmp_path: Path, start_app: StartApp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--addr is the gRPC port in every command; unknowns reads the admin port with
+    --admin-addr. Each wrong port is exit 2 and one line naming the port expected."""
+    running = start_app(write_folder(tmp_path / "rules", serving_files()), watch=False)
+    assert running.app.admin is not None
+    grpc_port, admin_port = running.app.address, running.app.admin.address
+    descriptor = tmp_path / "d.json"
+    descriptor.write_text('{"type": "x.Y"}')
+    capsys.readouterr()
+    expects_grpc = "not a gRPC port (it answered HTTP/1.1): --addr is the server's gRPC port"
+    for argv in (
+        ["ruleset", "--addr", admin_port],
+        ["health", "--addr", admin_port],
+        ["explain", "--addr", admin_port, str(descriptor)],
+        ["classify", "--addr", admin_port, str(descriptor)],
+    ):
+        code, _, err = _out(capsys, argv)
+        assert (code, err.strip()) == (2, f"{admin_port}: {expects_grpc} (serve --addr), not "
+                                          "its admin port (serve --metrics-addr)"), argv  # fmt: skip
+    code, _, err = _out(capsys, ["unknowns", "--admin-addr", grpc_port])
+    assert code == 2
+    assert "Traceback" not in err
+    assert err.strip().endswith(
+        "--admin-addr is the server's admin port (serve --metrics-addr), not its gRPC port "
+        "(serve --addr)"
+    )
+    code, _, err = _out(capsys, ["unknowns", "--addr", admin_port])
+    assert code == 2
+    assert "--admin-addr HOST:PORT" in err

@@ -48,6 +48,7 @@ def test_a_new_condition_kind_fails_mypy_wherever_it_is_not_handled(tmp_path: Pa
         "classifier/engine/conditions.py",
         "classifier/engine/compiler.py",
         "classifier/engine/index.py",
+        "classifier/engine/nearness.py",
         "classifier/engine/trace.py",
         "classifier/lint/checks.py",
         "classifier/lint/witness.py",

@@ -71,18 +71,18 @@ def test_an_unexpected_unknown_shows_the_near_misses(small: Path) -> None:
         small,
         """\
         cases:
-          - note: a provider 503 should be a provider error
-            descriptor: {type: x.ServerError, http_status: 503, origin: provider}
-            want: {class: ProviderError}
+          - note: a 429 whose origin was not sent should be rate limited
+            descriptor: {type: x.Throttled, http_status: 429}
+            want: {class: RateLimited}
         """,
     )
     (r,) = run_cases([path]).results
     lines = r.details.splitlines()
-    assert lines[0] == "class: want ProviderError, got Unknown"
+    assert lines[0] == "class: want RateLimited, got Unknown"
     assert lines[1] == "no rule matched; near misses:"
     assert lines[2].startswith("  http.429 -> RateLimited  ")
-    assert lines[3] == "     held:   origin: provider"
-    assert lines[4] == "     failed: http_status: 429  (http_status is 503)"
+    assert lines[3] == "     held:   http_status: 429"
+    assert lines[4] == "     failed: origin: provider  (origin is not set)"
 
 
 def test_a_conflict_is_explained(make_ruleset: MakeRuleset) -> None:

@@ -102,7 +102,8 @@ def test_the_live_sample_is_redacted_and_read_by_unknowns_addr(
     capsys.readouterr()
     addr = running.app.admin.address
     assert (
-        main(["unknowns", "--addr", addr, "--rules", str(serving_rules), "--format", "json"]) == 0
+        main(["unknowns", "--admin-addr", addr, "--rules", str(serving_rules), "--format", "json"])
+        == 0
     )
     report = json.loads(capsys.readouterr().out)
     assert report["unknowns"] == sum(ln["seen"] for ln in lines)

@@ -157,3 +157,24 @@ def test_origin_settles_the_class_and_a_conflict_offers_the_tied_classes(
     # three conditions outrank the two tied rules' two: the conflict is settled for these
     assert conflict["status"] == "proposed"
     assert set(conflict["rule"]["when"]) == {"type", "origin", "code"}
+
+
+def test_id_prefix_names_the_drafts(
+    make_ruleset: MakeRuleset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without it the id is the type's namespace; with it, the prefix the team chose."""
+    rules = make_ruleset(SDK_RULES)
+    log = write_log(
+        tmp_path / "d.jsonl",
+        rules,
+        [{"type": "acme.vector.IndexNotReady", "language": "python", "message": f"m {i}"}
+         for i in range(3)],
+    )  # fmt: skip
+    [p] = _propose(capsys, rules, log)["proposals"]
+    assert p["rule_id"] == "acme.vector.index-not-ready"
+    capsys.readouterr()
+    argv = ["unknowns", "--rules", str(rules), "--propose", "--format", "json"]
+    assert main([*argv, "--id-prefix", "team.search", str(log)]) == 0
+    [p] = json.loads(capsys.readouterr().out)["proposals"]
+    assert p["rule_id"] == "team.search.index-not-ready"
+    assert {c["want"]["rule"] for c in p["cases"]} == {"team.search.index-not-ready"}

@@ -30,11 +30,13 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
 from classifier.client.wire import descriptor_to_proto
+from classifier.generic_types import is_generic
 from classifier.server import App, ServeConfig
 from classifier.source.descriptor_file import descriptor_from_data
 from classifier.unknowns.cluster import Clusterer
 from classifier.unknowns.read import Record, read
 from tests.support import BUNDLED_RULES
+from tests.unknowns.families import pick
 from tests.unknowns.traffic import FAMILIES, RECOVERY, Traffic, measure
 
 UNKNOWNS, CLASSIFIED = 1300, 1100
@@ -132,21 +134,28 @@ def test_every_proposal_is_proven_and_written_drafts_reclassify_exactly_the_unkn
         assert accepted == [p["attempts"][-1]]
         replay = p["replay"]
         [group] = replay["groups"]
-        assert (group["from"], group["to"]) == ("Unknown", p["class"]["proposed"])
+        assert (group["from"], group["to"]) == ("Unknown", p["class"]["checked_with"])
         assert group["count"] == next(
             c["count"] for c in report["ranked"] if c["id"] == p["cluster"]
         )
         assert {c["head"]["rule"] for c in group["changes"]} == {p["rule_id"]}
-    # The two AttributeError families share every structural field: only a message tells them
-    # apart, and a draft reads one only because structure alone would take the other's Unknowns.
+    # AttributeError is generic: a draft for it always reads the message, never structure
+    # alone. The two AttributeError families share every structural field, and the words of
+    # one template would take the other's Unknowns: that one reads its whole template.
     attribute = [p for p in by_cluster.values() if p["rule"]["when"]["type"] == "AttributeError"]
     assert len(attribute) == 2
     for p in attribute:
-        assert "message" in p["rule"]["when"]
-        assert "outside this cluster" in p["attempts"][0]["problems"][0]
-    assert all(
-        "message" not in p["rule"]["when"] for p in by_cluster.values() if p not in attribute
+        assert all("message" in a["when"] for a in p["attempts"])
+    assert any(
+        "outside this cluster" in a["problems"][0]
+        for p in attribute
+        for a in p["attempts"]
+        if a["problems"]
     )
+    # A generic type (ArgumentNullException) never scopes a draft alone: it reads the message.
+    for p in by_cluster.values():
+        when = p["rule"]["when"]
+        assert ("message" in when) == (p in attribute or is_generic(when["type"])), when
 
     # Written and added to a copy of the rules: exactly those Unknowns move, nothing else.
     head = tmp_path / "rules"
@@ -159,12 +168,20 @@ def test_every_proposal_is_proven_and_written_drafts_reclassify_exactly_the_unkn
     catalog = yaml.safe_load((head / "actions.yaml").read_text())
     catalog["actions"] += yaml.safe_load((drafts / "actions.yaml").read_text())["actions"]
     (head / "actions.yaml").write_text(yaml.safe_dump(catalog, sort_keys=False))
+    # The classes the evidence does not settle are placeholders: check refuses them until a
+    # person picks (here, the candidate each draft was checked with).
+    unsettled = {p["rule_id"]: p for p in by_cluster.values() if not p["class"]["settled"]}
+    assert unsettled
+    capsys.readouterr()
+    assert main(["check", "--strict", str(head)]) == 1
+    assert capsys.readouterr().out.count(": class_to_choose: ") == len(unsettled)
+    pick(target, {rule_id: p["class"]["checked_with"] for rule_id, p in unsettled.items()})
     diff = _json(
         capsys,
         ["diff", "--base", str(BUNDLED_RULES), "--head", str(head), "--format", "json", str(logs)],
     )
     assert diff["changed"] == UNKNOWNS
-    wanted = {p["rule_id"]: p["class"]["proposed"] for p in by_cluster.values()}
+    wanted = {p["rule_id"]: p["class"]["checked_with"] for p in by_cluster.values()}
     for group in diff["groups"]:
         assert group["from"] == "Unknown"
         for change in group["changes"]:
