@@ -340,13 +340,13 @@ pair('bottleneck-high-water', 'quota.bulkhead', async () => {
   }
 });
 
-class BulkheadRejectedError extends Error {
-  constructor(message) { super(message); this.name = 'BulkheadRejectedError'; }
+class ConcurrencyCapError extends Error {
+  constructor(message) { super(message); this.name = 'ConcurrencyCapError'; }
 }
 
 pair('app-semaphore', 'quota.bulkhead', async () => {
   const running = 4;
-  const admit = () => { if (running >= 4) throw new BulkheadRejectedError('concurrency cap of 4 runs reached for tenant t-42'); };
+  const admit = () => { if (running >= 4) throw new ConcurrencyCapError('concurrency cap of 4 runs reached for tenant t-42'); };
   return runtime(await caught(admit));
 });
 
@@ -513,3 +513,21 @@ for (const [situation, calls] of [['reconcile.vanished', '0'], ['reconcile.after
     knows: { providerCalls: calls },
   }));
 }
+
+// --- the contract's tool-wrapper helper: the wrapper knows whether *its* signal fired ---
+
+async function wrapped(env, lib, toolCall) {
+  // A wrapper as a runtime writes it: its own AbortSignal.timeout(), and `limit.aborted`
+  // says whether this limit (not one inside the tool) ended the call.
+  const limit = AbortSignal.timeout(LIMIT_MS * 4);
+  try {
+    await toolCall(limit);
+  } catch (err) {
+    return { descriptor: lib.describeToolFailure(err, { limitFired: limit.aborted }) };
+  }
+  throw new Error('the tool returned');
+}
+
+pair('describe-tool-failure', 'tool-timeout.wrapper-limit', (env, lib) => wrapped(env, lib, (signal) => slowTool(env, signal)));
+pair('describe-tool-failure', 'tool-error.own-timeout', (env, lib) =>
+  wrapped(env, lib, () => slowTool(env, AbortSignal.timeout(LIMIT_MS))));

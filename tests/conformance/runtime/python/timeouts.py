@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
+from typing import Any
 
 import anyio
 import httpx
@@ -313,3 +314,29 @@ def provider_openai(env: ToolEnv) -> Failure:
         raised(lambda: client.models.list()),
         "provider",
     )
+
+
+# --- the contract's tool-wrapper helper: the wrapper knows whether *its* limit fired ----
+
+
+async def _wrapped(tool: Any) -> Failure:
+    """A wrapper as a runtime writes it: asyncio.timeout around the call, and
+    `Timeout.expired()` says whether this limit (not one inside the tool) fired."""
+    from classifier.client import describe_tool_failure
+
+    try:
+        async with asyncio.timeout(LIMIT_S * 4) as limit:
+            await tool()
+    except Exception as exc:  # noqa: BLE001  (any tool failure is described)
+        return Failure(None, TOOL, descriptor=describe_tool_failure(exc, limit_fired=limit.expired()))
+    raise AssertionError("the tool returned")
+
+
+@pair("asyncio-timeout-expired-helper", "tool-timeout.wrapper-limit")
+def helper_wrapper_limit(env: ToolEnv) -> Failure:
+    return asyncio.run(_wrapped(_slow_tool))
+
+
+@pair("asyncio-timeout-expired-helper", "tool-error.own-timeout")
+def helper_own_timeout(env: ToolEnv) -> Failure:
+    return asyncio.run(_wrapped(_tool_with_own_wait_for))

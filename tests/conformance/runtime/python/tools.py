@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tomllib
+import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -223,7 +224,10 @@ def http_requests_503(env: ToolEnv) -> Failure:
 
 @pair("urllib-http-error-500", "tool-error.http-status")
 def http_urllib_500(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: urllib.request.urlopen(f"{env.tool_api}/status/500", timeout=2)), TOOL)  # noqa: S310
+    exc = raised(lambda: urllib.request.urlopen(f"{env.tool_api}/status/500", timeout=2))  # noqa: S310
+    if isinstance(exc, urllib.error.HTTPError):
+        exc.close()  # its socket; the status and headers stay on the exception
+    return Failure(exc, TOOL)
 
 
 @pair("aiohttp-raise-for-status-502", "tool-error.http-status")
