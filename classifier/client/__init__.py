@@ -38,7 +38,7 @@ from classifier.client.finish_reason import (
     descriptor_from_response,
 )
 from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
-from classifier.client.python_exception import descriptor_from_exception, describe_tool_failure
+from classifier.client.python_exception import describe_tool_failure, descriptor_from_exception
 from classifier.client.runtime_knowledge import runtime_attributes
 from classifier.descriptor import CauseInput, Descriptor
 from classifier.errors import DescriptorError, FieldViolation

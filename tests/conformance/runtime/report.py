@@ -29,7 +29,10 @@ def run(listing: Listing, *, rules: Path = BUNDLED_RULES, contract: bool = True)
     server = create_server(load_ruleset(rules), "127.0.0.1:0")
     server.start()
     try:
-        with Client(f"127.0.0.1:{server.port}", timeout=10.0) as client, running(client, listing) as suite:
+        with (
+            Client(f"127.0.0.1:{server.port}", timeout=10.0) as client,
+            running(client, listing) as suite,
+        ):
             return [suite.judge(pair, contract=contract) for pair in listing.pairs]
     finally:
         server.stop(grace=1)

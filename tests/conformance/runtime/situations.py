@@ -22,7 +22,9 @@ SITUATIONS_FILE = Path(__file__).with_name("situations.yaml")
 KEYS = {"id", "what", "want", "known"}
 WANT_KEYS = {"class", "effect", "action"}
 SITUATION_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
-PAIR_ID = re.compile(r"^(?P<language>[a-z]+)\.(?P<mechanism>[a-z0-9][a-z0-9.-]*)::(?P<situation>\S+)$")
+PAIR_ID = re.compile(
+    r"^(?P<language>[a-z]+)\.(?P<mechanism>[a-z0-9][a-z0-9.-]*)::(?P<situation>\S+)$"
+)
 
 
 class SituationError(ValueError):

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from classifier.client import Client
+from tests.conformance.runtime import tool_api
 from tests.conformance.runtime.drivers import RuntimeDriver, ToolEnv, driver_modules
 from tests.conformance.runtime.judge import Result, judge
 from tests.conformance.runtime.situations import (
@@ -20,7 +21,6 @@ from tests.conformance.runtime.situations import (
     load_situations,
     parse_pair,
 )
-from tests.conformance.runtime import tool_api
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class Suite:
 
     def judge(self, pair: str, *, contract: bool = True) -> Result:
         driver = self.drivers[parse_pair(pair).language]
-        return judge(driver.describe(pair, self.env, contract=contract), self.situation(pair), self.client)
+        return judge(
+            driver.describe(pair, self.env, contract=contract), self.situation(pair), self.client
+        )
 
 
 @contextlib.contextmanager
@@ -71,5 +73,7 @@ def running(client: Client, listing: Listing) -> Iterator[Suite]:
     modules = driver_modules()
     with contextlib.ExitStack() as stack:
         env = stack.enter_context(tool_api.serving())
-        drivers = {lang: stack.enter_context(modules[lang].open_driver()) for lang in sorted(languages)}
+        drivers = {
+            lang: stack.enter_context(modules[lang].open_driver()) for lang in sorted(languages)
+        }
         yield Suite(listing, drivers, env, client)

@@ -27,19 +27,32 @@ PROVIDER_ERRORS: dict[str, tuple[int, object]] = {
     # suite's scenarios), for the pairs whose runtime calls a provider (retries, filters).
     "rate-limit": (
         429,
-        {"error": {"message": "Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3.",
-                   "type": "requests", "param": None, "code": "rate_limit_exceeded"}},
+        {
+            "error": {
+                "message": "Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3.",
+                "type": "requests",
+                "param": None,
+                "code": "rate_limit_exceeded",
+            }
+        },
     ),
     "content-filter": (
         400,
-        {"error": {"message": "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
-                   "type": None, "param": "prompt", "code": "content_filter", "status": 400}},
+        {
+            "error": {
+                "message": "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+                "type": None,
+                "param": "prompt",
+                "code": "content_filter",
+                "status": 400,
+            }
+        },
     ),
 }
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+    def do_GET(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         if length:
             self.rfile.read(min(length, 1 << 20))
@@ -69,7 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
             pass
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -101,7 +101,9 @@ def driver_modules() -> dict[str, ModuleType]:
     return out
 
 
-def worker_list(command: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None) -> list[str]:
+def worker_list(
+    command: Sequence[str], *, cwd: Path, env: Mapping[str, str] | None = None
+) -> list[str]:
     """`<command> --list`: the worker's pair ids (it must answer without its dependencies)."""
     done = subprocess.run(
         [*command, "--list"],

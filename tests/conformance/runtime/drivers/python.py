@@ -30,7 +30,9 @@ def chain_of(exc: BaseException) -> list[dict[str, Any]]:
     e: BaseException | None = exc
     while e is not None and id(e) not in seen and len(out) < 8:
         seen.add(id(e))
-        out.append({"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": str(e)[:200]})
+        out.append(
+            {"type": f"{type(e).__module__}.{type(e).__qualname__}", "message": str(e)[:200]}
+        )
         e = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
     return out
 
@@ -57,7 +59,14 @@ class PythonDriver:
         if failure.exc is None:
             raise DriverError(f"{pair}: the pair gave neither an exception nor a descriptor")
         knows = dict(failure.knows) if contract else {}
-        d = descriptor_from_exception(failure.exc, origin=failure.origin, **knows)
+        d = descriptor_from_exception(
+            failure.exc,
+            origin=failure.origin,
+            time_limit=knows.get("time_limit"),
+            veto=knows.get("veto"),
+            stage=knows.get("stage"),
+            provider_calls=knows.get("provider_calls"),
+        )
         return Described(pair, d, chain_of(failure.exc))
 
 

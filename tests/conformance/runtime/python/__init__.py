@@ -56,7 +56,7 @@ def raised(fn: Callable[[], Any]) -> BaseException:
     """What `fn` raised; a pair whose code raises nothing is a bug in the pair."""
     try:
         fn()
-    except BaseException as exc:  # noqa: BLE001  (KeyboardInterrupt, CancelledError are pairs too)
+    except BaseException as exc:
         return exc
     raise AssertionError(f"{fn!r} raised nothing")
 

@@ -10,6 +10,7 @@ exception) is defined here, as an application would, and says only what it would
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import queue
@@ -142,27 +143,31 @@ def breaker_aiobreaker(env: ToolEnv) -> Failure:
         _provider_down()
 
     async def twice() -> None:
-        try:
-            await breaker.call_async(down)
-        except (ConnectionResetError, aiobreaker.CircuitBreakerError):
-            pass
+        with contextlib.suppress(ConnectionResetError, aiobreaker.CircuitBreakerError):
+            await breaker.call_async(down)  # trips it
         await breaker.call_async(down)
 
     return Failure(raised(lambda: asyncio.run(twice())), "provider")
 
 
 def _openai(env: ToolEnv, kind: str) -> openai.OpenAI:
-    return openai.OpenAI(api_key="sk-test", base_url=f"{env.tool_api}/provider/{kind}/v1", max_retries=0)
+    return openai.OpenAI(
+        api_key="sk-test", base_url=f"{env.tool_api}/provider/{kind}/v1", max_retries=0
+    )
 
 
 def _chat(client: openai.OpenAI) -> Any:
-    return client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
+    return client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+    )
 
 
 @pair("tenacity-openai", "retry.gave-up-on-429")
 def retry_openai(env: ToolEnv) -> Failure:
     client = _openai(env, "rate-limit")
-    call = tenacity.retry(stop=tenacity.stop_after_attempt(2), wait=tenacity.wait_none())(lambda: _chat(client))
+    call = tenacity.retry(stop=tenacity.stop_after_attempt(2), wait=tenacity.wait_none())(
+        lambda: _chat(client)
+    )
     return Failure(raised(call), "provider")
 
 
@@ -186,7 +191,9 @@ class PolicyViolation(Exception):  # noqa: N818  (an application's name)
 def guard_own_type(env: ToolEnv) -> Failure:
     def guard(text: str) -> None:
         if "card number" in text:
-            raise PolicyViolation("output blocked: it contains a payment card number (policy pii.cards)")
+            raise PolicyViolation(
+                "output blocked: it contains a payment card number (policy pii.cards)"
+            )
 
     return Failure(raised(lambda: guard("your card number is 4111 1111 1111 1111")), "guard")
 
@@ -218,7 +225,9 @@ def filtered_openai(env: ToolEnv) -> Failure:
 @pair("httpx-400-content-filter", "provider.content-filtered")
 def filtered_httpx(env: ToolEnv) -> Failure:
     url = f"{env.tool_api}/provider/content-filter/openai/deployments/gpt-4o/chat/completions"
-    return Failure(raised(lambda: httpx.post(url, json={}, timeout=2).raise_for_status()), "provider")
+    return Failure(
+        raised(lambda: httpx.post(url, json={}, timeout=2).raise_for_status()), "provider"
+    )
 
 
 # --- interceptor vetoes (paused, not failed) -----------------------------------------------
@@ -237,7 +246,9 @@ def _interceptor(reason: str, message: str, kind: type[Exception]) -> Failure:
 
 @pair("interceptor-exception", "veto.budget")
 def veto_budget(env: ToolEnv) -> Failure:
-    return _interceptor("budget", "run blocked: the run's spend of $5.00 is used up", ExecutionBlocked)
+    return _interceptor(
+        "budget", "run blocked: the run's spend of $5.00 is used up", ExecutionBlocked
+    )
 
 
 @pair("interceptor-permission-error", "veto.budget")
@@ -257,7 +268,9 @@ def veto_quota_permission(env: ToolEnv) -> Failure:
 
 @pair("interceptor-exception", "veto.policy")
 def veto_policy(env: ToolEnv) -> Failure:
-    return _interceptor("policy", "run blocked: tool shell.exec is not allowed for this tenant", ExecutionBlocked)
+    return _interceptor(
+        "policy", "run blocked: tool shell.exec is not allowed for this tenant", ExecutionBlocked
+    )
 
 
 @pair("interceptor-permission-error", "veto.policy")
@@ -302,18 +315,29 @@ DEFINITION = {"name": "triage", "model": "gpt-4o-mini", "max_steps": 0}
 SCHEMA = {
     "type": "object",
     "required": ["name", "model"],
-    "properties": {"name": {"type": "string"}, "model": {"type": "string"}, "max_steps": {"type": "integer", "minimum": 1}},
+    "properties": {
+        "name": {"type": "string"},
+        "model": {"type": "string"},
+        "max_steps": {"type": "integer", "minimum": 1},
+    },
 }
 
 
 @pair("pydantic-validate", "definition.schema")
 def def_pydantic(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: AgentSpec.model_validate(DEFINITION)), RUNTIME, {"stage": "validate"})
+    return Failure(
+        raised(lambda: AgentSpec.model_validate(DEFINITION)), RUNTIME, {"stage": "validate"}
+    )
 
 
 @pair("jsonschema-validate", "definition.schema")
 def def_jsonschema(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: jsonschema.validate(DEFINITION, SCHEMA)), RUNTIME, {"stage": "validate"})
+    return Failure(
+        raised(lambda: jsonschema.validate(DEFINITION, SCHEMA)), RUNTIME, {"stage": "validate"}
+    )
+
+
+PARTIAL: dict[str, Any] = {"name": "triage"}
 
 
 @pair("dataclass-missing-field", "definition.schema")
@@ -325,12 +349,16 @@ def def_dataclass(env: ToolEnv) -> Failure:
         name: str
         model: str
 
-    return Failure(raised(lambda: Spec(**{"name": "triage"})), RUNTIME, {"stage": "compile"})
+    return Failure(raised(lambda: Spec(**PARTIAL)), RUNTIME, {"stage": "compile"})
 
 
 @pair("yaml-safe-load", "definition.syntax")
 def def_yaml(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: yaml.safe_load("name: triage\ntools: [search\n")), RUNTIME, {"stage": "parse"})
+    return Failure(
+        raised(lambda: yaml.safe_load("name: triage\ntools: [search\n")),
+        RUNTIME,
+        {"stage": "parse"},
+    )
 
 
 @pair("json-loads", "definition.syntax")
@@ -351,7 +379,11 @@ def def_missing(env: ToolEnv) -> Failure:
 
 @pair("jinja2-syntax", "definition.template")
 def def_jinja_syntax(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: jinja2.Environment().from_string("Hello {{ user.name ")), RUNTIME, {"stage": "compile"})
+    return Failure(
+        raised(lambda: jinja2.Environment().from_string("Hello {{ user.name ")),
+        RUNTIME,
+        {"stage": "compile"},
+    )
 
 
 @pair("jinja2-strict-undefined", "definition.template")
@@ -360,9 +392,16 @@ def def_jinja_undefined(env: ToolEnv) -> Failure:
     return Failure(raised(template.render), RUNTIME, {"stage": "compile"})
 
 
+TEMPLATE = "Answer as {persona} about {topic}"
+
+
 @pair("str-format", "definition.template")
 def def_format(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: "Answer as {persona} about {topic}".format(topic="tax")), RUNTIME, {"stage": "compile"})
+    return Failure(
+        raised(lambda: TEMPLATE.format(topic="tax")),
+        RUNTIME,
+        {"stage": "compile"},
+    )
 
 
 @pair("string-template", "definition.template")

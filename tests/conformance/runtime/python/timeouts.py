@@ -55,7 +55,9 @@ def wrapper_asyncio_timeout(env: ToolEnv) -> Failure:
 
 @pair("asyncio-wait-for", "tool-timeout.wrapper-limit")
 def wrapper_wait_for(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: asyncio.run(asyncio.wait_for(_slow_tool(), LIMIT_S))), TOOL, WRAPPER)
+    return Failure(
+        raised(lambda: asyncio.run(asyncio.wait_for(_slow_tool(), LIMIT_S))), TOOL, WRAPPER
+    )
 
 
 @pair("futures-result-timeout", "tool-timeout.wrapper-limit")
@@ -113,7 +115,7 @@ def own_requests(env: ToolEnv) -> Failure:
 @pair("urllib-timeout", "tool-error.own-timeout")
 def own_urllib(env: ToolEnv) -> Failure:
     url = f"{env.tool_api}/slow/1000"
-    return Failure(raised(lambda: urllib.request.urlopen(url, timeout=LIMIT_S)), TOOL)  # noqa: S310
+    return Failure(raised(lambda: urllib.request.urlopen(url, timeout=LIMIT_S)), TOOL)
 
 
 @pair("socket-timeout", "tool-error.own-timeout")
@@ -250,7 +252,9 @@ def run_asyncio_timeout(env: ToolEnv) -> Failure:
 
 @pair("asyncio-wait-for", "timeout.run-deadline")
 def run_wait_for(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: asyncio.run(asyncio.wait_for(_run(SLOW_S), LIMIT_S))), "runtime", RUN)
+    return Failure(
+        raised(lambda: asyncio.run(asyncio.wait_for(_run(SLOW_S), LIMIT_S))), "runtime", RUN
+    )
 
 
 async def _deadline_cancels_task() -> None:
@@ -327,8 +331,10 @@ async def _wrapped(tool: Any) -> Failure:
     try:
         async with asyncio.timeout(LIMIT_S * 4) as limit:
             await tool()
-    except Exception as exc:  # noqa: BLE001  (any tool failure is described)
-        return Failure(None, TOOL, descriptor=describe_tool_failure(exc, limit_fired=limit.expired()))
+    except Exception as exc:
+        return Failure(
+            None, TOOL, descriptor=describe_tool_failure(exc, limit_fired=limit.expired())
+        )
     raise AssertionError("the tool returned")
 
 

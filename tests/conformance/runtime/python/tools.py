@@ -39,7 +39,7 @@ TOOL = "tool"
 
 @pair("open-missing-file", "tool-error.file")
 def file_missing(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: open(Path(env.tmp) / "missing.csv")), TOOL)  # noqa: SIM115
+    return Failure(raised(lambda: open(Path(env.tmp) / "missing.csv")), TOOL)
 
 
 @pair("pathlib-is-a-directory", "tool-error.file")
@@ -90,7 +90,7 @@ def parse_toml(env: ToolEnv) -> Failure:
 
 @pair("xml-etree", "tool-error.parse")
 def parse_xml(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: ET.fromstring("<a><b></a>")), TOOL)  # noqa: S314
+    return Failure(raised(lambda: ET.fromstring("<a><b></a>")), TOOL)
 
 
 # --- name lookups (numeric only: no resolver is asked) -------------------------------------
@@ -121,7 +121,14 @@ class _NumericResolver(aiohttp.abc.AbstractResolver):
         loop = asyncio.get_running_loop()
         infos = await loop.getaddrinfo(host, port, family=family, flags=socket.AI_NUMERICHOST)
         return [
-            {"hostname": host, "host": i[4][0], "port": i[4][1], "family": i[0], "proto": i[2], "flags": 0}
+            {
+                "hostname": host,
+                "host": i[4][0],
+                "port": i[4][1],
+                "family": i[0],
+                "proto": i[2],
+                "flags": 0,
+            }
             for i in infos
         ]
 
@@ -131,7 +138,10 @@ class _NumericResolver(aiohttp.abc.AbstractResolver):
 
 async def _aiohttp_dns() -> None:
     connector = aiohttp.TCPConnector(resolver=_NumericResolver())
-    async with aiohttp.ClientSession(connector=connector) as session, session.get("http://tool-api.invalid/"):
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get("http://tool-api.invalid/"),
+    ):
         pass
 
 
@@ -149,7 +159,9 @@ def _closed(env: ToolEnv) -> str:
 
 @pair("socket-connect", "tool-error.refused")
 def refused_socket(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: socket.create_connection(("127.0.0.1", env.closed_port), timeout=1)), TOOL)
+    return Failure(
+        raised(lambda: socket.create_connection(("127.0.0.1", env.closed_port), timeout=1)), TOOL
+    )
 
 
 @pair("httpx-connect", "tool-error.refused")
@@ -164,7 +176,7 @@ def refused_requests(env: ToolEnv) -> Failure:
 
 @pair("urllib-urlopen", "tool-error.refused")
 def refused_urllib(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: urllib.request.urlopen(_closed(env), timeout=1)), TOOL)  # noqa: S310
+    return Failure(raised(lambda: urllib.request.urlopen(_closed(env), timeout=1)), TOOL)
 
 
 async def _aiohttp_get(url: str) -> None:
@@ -179,7 +191,9 @@ def refused_aiohttp(env: ToolEnv) -> Failure:
 
 @pair("asyncio-open-connection", "tool-error.refused")
 def refused_asyncio(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: asyncio.run(asyncio.open_connection("127.0.0.1", env.closed_port))), TOOL)
+    return Failure(
+        raised(lambda: asyncio.run(asyncio.open_connection("127.0.0.1", env.closed_port))), TOOL
+    )
 
 
 # --- subprocesses --------------------------------------------------------------------------
@@ -208,23 +222,30 @@ def sub_missing(env: ToolEnv) -> Failure:
 
 @pair("httpx-raise-for-status-404", "tool-error.http-status")
 def http_httpx_404(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: httpx.get(f"{env.tool_api}/status/404", timeout=2).raise_for_status()), TOOL)
+    return Failure(
+        raised(lambda: httpx.get(f"{env.tool_api}/status/404", timeout=2).raise_for_status()), TOOL
+    )
 
 
 @pair("httpx-raise-for-status-429", "tool-error.http-status")
 def http_httpx_429(env: ToolEnv) -> Failure:
     """A 429 from the tool's own API is the tool failing, not the provider rate limiting."""
-    return Failure(raised(lambda: httpx.get(f"{env.tool_api}/status/429", timeout=2).raise_for_status()), TOOL)
+    return Failure(
+        raised(lambda: httpx.get(f"{env.tool_api}/status/429", timeout=2).raise_for_status()), TOOL
+    )
 
 
 @pair("requests-raise-for-status-503", "tool-error.http-status")
 def http_requests_503(env: ToolEnv) -> Failure:
-    return Failure(raised(lambda: requests.get(f"{env.tool_api}/status/503", timeout=2).raise_for_status()), TOOL)
+    return Failure(
+        raised(lambda: requests.get(f"{env.tool_api}/status/503", timeout=2).raise_for_status()),
+        TOOL,
+    )
 
 
 @pair("urllib-http-error-500", "tool-error.http-status")
 def http_urllib_500(env: ToolEnv) -> Failure:
-    exc = raised(lambda: urllib.request.urlopen(f"{env.tool_api}/status/500", timeout=2))  # noqa: S310
+    exc = raised(lambda: urllib.request.urlopen(f"{env.tool_api}/status/500", timeout=2))
     if isinstance(exc, urllib.error.HTTPError):
         exc.close()  # its socket; the status and headers stay on the exception
     return Failure(exc, TOOL)
