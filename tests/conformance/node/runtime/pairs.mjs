@@ -531,3 +531,8 @@ async function wrapped(env, lib, toolCall) {
 pair('describe-tool-failure', 'tool-timeout.wrapper-limit', (env, lib) => wrapped(env, lib, (signal) => slowTool(env, signal)));
 pair('describe-tool-failure', 'tool-error.own-timeout', (env, lib) =>
   wrapped(env, lib, () => slowTool(env, AbortSignal.timeout(LIMIT_MS))));
+
+// --- a timeout the exception itself says (no attribute needed) -----------------------------
+
+pair('timers-promises-abort-signal-timeout', 'timeout.provider-call', async () =>
+  provider(await caught(() => sleep(2000, undefined, { signal: AbortSignal.timeout(LIMIT_MS) }))));
