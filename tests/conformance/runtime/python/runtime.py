@@ -482,3 +482,13 @@ def celery_worker_lost(env: ToolEnv) -> Failure:
         raise WorkerLostError("Worker exited prematurely: signal 9 (SIGKILL) Job: 0.")
 
     return Failure(raised(report), "reconciler", {"provider_calls": "0"})
+
+
+@pair("celery-hard-time-limit", "task.hard-time-limit")
+def celery_hard_limit(env: ToolEnv) -> Failure:
+    """billiard's pool kills the task's process at its hard limit; the result raises
+    ExceptionWithTraceback around TimeLimitExceeded (observed: not a cause), which the
+    runtime that set the limit describes with `time_limit: tool`."""
+    with billiard.get_context("spawn").Pool(1, timeout=0.3) as pool:
+        result = pool.apply_async(_celery_task_sleeps)
+        return Failure(raised(lambda: result.get(timeout=10)), "tool", {"time_limit": "tool"})
