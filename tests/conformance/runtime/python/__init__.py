@@ -32,8 +32,6 @@ class Failure:
     knows: Mapping[str, str] = field(default_factory=dict)
     descriptor: Descriptor | None = None
     """Set by a pair whose helper builds the descriptor itself (the contract's own helpers)."""
-    contract_only: bool = False
-    """A pair that only exists with the contract's helpers (no baseline)."""
 
 
 PairFunction = Callable[[ToolEnv], Failure]
