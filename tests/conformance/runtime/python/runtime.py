@@ -32,6 +32,7 @@ import pydantic
 import tenacity
 import yaml
 
+from tests.conformance.runtime import celery_task
 from tests.conformance.runtime.drivers import ToolEnv
 from tests.conformance.runtime.python import Failure, pair, raised
 
@@ -455,19 +456,31 @@ def reconcile_own_after(env: ToolEnv) -> Failure:
 # --- Celery's task limits (billiard, the pool Celery's prefork workers run) ----------------
 
 
-def _celery_task_sleeps() -> None:
-    import time
+POOL_ANSWER_S = 30.0
+"""How long a spawned pool may take to start and answer (a loaded CI machine)."""
 
-    time.sleep(3)
+
+def _pool_failure(kind: str, **limits: float) -> BaseException:
+    """What the task's result raises when billiard's pool enforces `limits` on it."""
+    with billiard.get_context("spawn").Pool(1, **limits) as pool:
+        result = pool.apply_async(celery_task.sleeps)
+        exc = raised(lambda: result.get(timeout=POOL_ANSWER_S))
+    expected = {
+        "soft": "billiard.exceptions.SoftTimeLimitExceeded",
+        "hard": "billiard.einfo.ExceptionWithTraceback",
+    }[kind]
+    got = f"{type(exc).__module__}.{type(exc).__qualname__}"
+    if got != expected:  # e.g. the pool did not answer in time: a driver problem
+        raise AssertionError(f"billiard's pool raised {exc!r}, not {expected}")
+    return exc
 
 
 @pair("celery-soft-time-limit", "task.soft-time-limit")
 def celery_soft_limit(env: ToolEnv) -> Failure:
     """billiard's pool (spawned, as Celery's prefork workers) signals the task at its soft
     limit; the task sees SoftTimeLimitExceeded and it comes back through the result."""
-    with billiard.get_context("spawn").Pool(1, soft_timeout=0.3, timeout=3) as pool:
-        result = pool.apply_async(_celery_task_sleeps)
-        return Failure(raised(lambda: result.get(timeout=10)), "tool", {"time_limit": "tool"})
+    exc = _pool_failure("soft", soft_timeout=0.3, timeout=3)
+    return Failure(exc, "tool", {"time_limit": "tool"})
 
 
 @pair("celery-worker-lost", "task.worker-lost")
@@ -489,6 +502,4 @@ def celery_hard_limit(env: ToolEnv) -> Failure:
     """billiard's pool kills the task's process at its hard limit; the result raises
     ExceptionWithTraceback around TimeLimitExceeded (observed: not a cause), which the
     runtime that set the limit describes with `time_limit: tool`."""
-    with billiard.get_context("spawn").Pool(1, timeout=0.3) as pool:
-        result = pool.apply_async(_celery_task_sleeps)
-        return Failure(raised(lambda: result.get(timeout=10)), "tool", {"time_limit": "tool"})
+    return Failure(_pool_failure("hard", timeout=0.3), "tool", {"time_limit": "tool"})
