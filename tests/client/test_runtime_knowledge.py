@@ -6,7 +6,13 @@ import re
 
 import pytest
 
-from classifier.client import describe_tool_failure, descriptor_from_exception, runtime_attributes
+from classifier.client import (
+    Client,
+    describe_tool_failure,
+    descriptor_from_exception,
+    runtime_attributes,
+)
+from classifier.server import Server
 from classifier.taxonomy import Origin
 
 
@@ -55,3 +61,14 @@ def test_the_tool_wrapper_helper_says_whether_its_own_limit_fired() -> None:
     own = describe_tool_failure(TimeoutError(), limit_fired=False)
     assert (fired.origin, dict(fired.attributes)) == (Origin.tool, {"time_limit": "tool"})
     assert (own.origin, dict(own.attributes)) == (Origin.tool, {})
+
+
+def test_classify_exception_sends_what_the_runtime_knows(server: Server) -> None:
+    """Over gRPC to the real server on the bundled rules: a veto pauses, a stage compiles."""
+    with Client(f"127.0.0.1:{server.port}", timeout=10.0) as client:
+        veto = client.classify_exception(
+            PermissionError("declined"), origin="interceptor", veto="policy"
+        )
+        stage = client.classify_exception(ValueError("bad"), origin="runtime", stage="validate")
+    assert (veto.class_name, veto.effect.label) == ("ContentBlocked", "pause")
+    assert stage.class_name == "CompilationFailed"
