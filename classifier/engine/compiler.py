@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,13 +45,7 @@ from classifier.engine.ruleset import CompiledRule, DisabledRule, Layer, Outcome
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.location import Location
 from classifier.source.documents import CauseWhenDoc, ClassDefaultDoc, WhenDoc
-from classifier.source.loader import (
-    RulesetSource,
-    RuleSource,
-    StackSource,
-    display_path,
-    load_stack,
-)
+from classifier.source.loader import RulesetSource, RuleSource, StackSource, load_stack
 from classifier.source.yamlsource import Positions, flow
 from classifier.taxonomy import Effect, ErrorClass
 from classifier.text import did_you_mean, doc_pointer
@@ -103,7 +96,11 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
 
 def compile_stack(stack: StackSource) -> Ruleset:
     """Run every stage; raise RulesetError listing every error found."""
-    found = (*stack.diagnostics, *(d for layer in stack.layers for d in layer.diagnostics))
+    if stack.diagnostics:
+        # A base that is not there (or a cycle) stops the load with that error alone: every
+        # rule, action and `disable` that names what the base would define would follow.
+        raise RulesetError(list(stack.diagnostics))
+    found = tuple(d for layer in stack.layers for d in layer.diagnostics)
     c = Compilation(stack, found)
     for _name, stage in STAGES:
         c = stage(c)
@@ -116,8 +113,8 @@ def compile_stack(stack: StackSource) -> Ruleset:
         name=manifest.name,
         version=manifest.version,
         description=manifest.description,
-        digest=stack_digest(stack),
-        source=display_path(top.root),
+        digest=stack.digest,
+        source=top.layer.where,
         rules=c.rules,
         index=c.index,
         fallbacks=c.fallbacks,
@@ -134,21 +131,14 @@ def compile_stack(stack: StackSource) -> Ruleset:
     )
 
 
-def stack_digest(stack: StackSource) -> str:
-    """A ruleset of its own keeps its folder's digest; a stack's digest covers every layer's."""
-    if len(stack.layers) == 1:
-        return stack.top.digest
-    lines = "".join(f"{layer.digest}\n" for layer in stack.layers)
-    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
-
-
 def _layer(source: RulesetSource) -> Layer:
     m = source.manifest
     return Layer(
         name=m.name if m else "",
         version=m.version if m else "",
         digest=source.digest,
-        source=display_path(source.root),
+        source=source.layer.where,
+        folder=source.layer.folder,
     )
 
 

@@ -98,6 +98,9 @@ class Layer:
     version: str
     digest: str
     source: str
+    """Where the layer is, as people read it: a folder's absolute path, or a label."""
+    folder: str = ""
+    """The resolved folder it was read from, for a watcher (empty: it was only in memory)."""
 
 
 @dataclass(frozen=True, slots=True)
