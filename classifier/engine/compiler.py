@@ -41,7 +41,14 @@ from classifier.engine.conditions import (
 )
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
-from classifier.engine.ruleset import CompiledRule, DisabledRule, Layer, Outcome, Ruleset
+from classifier.engine.ruleset import (
+    CompiledRule,
+    DisabledRule,
+    Layer,
+    Outcome,
+    OverriddenRule,
+    Ruleset,
+)
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.location import Location
 from classifier.source.documents import CauseWhenDoc, ClassDefaultDoc, WhenDoc
@@ -73,6 +80,7 @@ class Compilation:
     effective: tuple[tuple[RuleSource, int], ...] = ()
     """The rules that take part, bottom layer first, each with its layer (0 = the top)."""
     disabled: tuple[DisabledRule, ...] = ()
+    overridden: tuple[OverriddenRule, ...] = ()
     rejected: tuple[RuleSource, ...] = ()
     """Rules left out (a duplicate id): still compiled, so their own problems are reported."""
     rules: tuple[CompiledRule, ...] = ()
@@ -128,6 +136,7 @@ def compile_stack(stack: StackSource) -> Ruleset:
         layers=tuple(_layer(layer) for layer in reversed(stack.layers)),
         own_actions=c.own_actions,
         disabled=c.disabled,
+        overridden=c.overridden,
     )
 
 
@@ -289,6 +298,7 @@ def rule_ids_stage(c: Compilation) -> Compilation:
     found: list[Diagnostic] = []
     live: dict[str, tuple[RuleSource, int]] = {}
     disabled: list[DisabledRule] = []
+    overridden: list[OverriddenRule] = []
     rejected: list[RuleSource] = []
     layers = c.stack.layers
     for n, layer in enumerate(layers):
@@ -323,6 +333,8 @@ def rule_ids_stage(c: Compilation) -> Compilation:
             if rule.doc.override and rid not in live:
                 found.append(_no_such_rule("override", rid, live, rule.at("override")))
                 continue
+            if rule.doc.override:
+                overridden.append(OverriddenRule(rid, rule.at("id"), live[rid][0].at("id")))
             live.pop(rid, None)
             here[rid] = rule
             live[rid] = (rule, number)
@@ -331,6 +343,7 @@ def rule_ids_stage(c: Compilation) -> Compilation:
         diagnostics=(*c.diagnostics, *found),
         effective=tuple(live.values()),
         disabled=tuple(disabled),
+        overridden=tuple(overridden),
         rejected=tuple(rejected),
     )
 

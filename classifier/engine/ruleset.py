@@ -113,6 +113,17 @@ class DisabledRule:
 
 
 @dataclass(frozen=True, slots=True)
+class OverriddenRule:
+    """A base rule a layer replaced with its own (`override: true`), and where each is."""
+
+    rule_id: str
+    location: Location
+    """The layer's rule, the one that takes part."""
+    replaced: Location
+    """The base's rule, left out."""
+
+
+@dataclass(frozen=True, slots=True)
 class Match:
     """A rule that matched a descriptor, with the precedence key it matched at."""
 
@@ -153,6 +164,7 @@ class Ruleset:
     own_actions: frozenset[str] | None = None
     """The actions the top layer's catalog defines (None: every action is its own)."""
     disabled: tuple[DisabledRule, ...] = ()
+    overridden: tuple[OverriddenRule, ...] = ()
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
@@ -194,3 +206,14 @@ class Ruleset:
 
     def rule(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
+
+    def no_rule(self, rule_id: str) -> str:
+        """Why the ruleset has no rule rule_id: a layer disabled it (where, and why), or no
+        layer defines it."""
+        off = next((d for d in self.disabled if d.rule_id == rule_id), None)
+        if off is not None:
+            return (
+                f"rule {rule_id!r} is disabled by {self.name} {self.version} "
+                f"({off.location}): {off.reason}"
+            )
+        return f"{self.name} {self.version} has no rule {rule_id!r}"
