@@ -14,6 +14,7 @@ from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
 from classifier.source.library import bundled_library
+from classifier.source.loader import shown_source
 from classifier.text import plural
 
 EXIT_OK = Exit.ok
@@ -109,7 +110,8 @@ def _print_stack(ruleset: Ruleset) -> None:
     if len(ruleset.layers) < 2:
         return
     for layer in ruleset.layers[1:]:
-        print(f"base: {layer.name} {layer.version} ({layer.digest[:19]}) {layer.source}")
+        shown = shown_source(layer.source)
+        print(f"base: {layer.name} {layer.version} ({layer.digest[:19]}) {shown}")
     for d in ruleset.disabled:
         print(f"{d.location}: disabled {d.rule_id}: {d.reason}")
     for o in ruleset.overridden:

@@ -133,7 +133,7 @@ def compile_stack(stack: StackSource) -> Ruleset:
         action_locations=c.action_locations,
         class_locations=c.class_locations,
         lint_ignore=frozenset(manifest.lint_ignore),
-        layers=tuple(_layer(layer) for layer in reversed(stack.layers)),
+        layers=tuple(_layer(layer) for layer in reversed(stack.layers) if not layer.layer.joins),
         own_actions=c.own_actions,
         disabled=c.disabled,
         overridden=c.overridden,
@@ -167,6 +167,7 @@ def catalog_stage(c: Compilation) -> Compilation:
     class_at: dict[ErrorClass, Location] = {}
     own: set[str] = set()
     layers = c.stack.layers
+    numbers = c.stack.numbers()
     for n, layer in enumerate(layers):
         catalog = layer.catalog
         if catalog is None:
@@ -186,7 +187,7 @@ def catalog_stage(c: Compilation) -> Compilation:
             here.add(doc.id)
             actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
             action_at[doc.id] = at.value(("actions", i))
-            if n == len(layers) - 1:
+            if numbers[n] == 0:
                 own.add(doc.id)
         for error_class, default in catalog.classes.items():
             classes[error_class] = (default, at)
@@ -300,9 +301,12 @@ def rule_ids_stage(c: Compilation) -> Compilation:
     disabled: list[DisabledRule] = []
     overridden: list[OverriddenRule] = []
     rejected: list[RuleSource] = []
-    layers = c.stack.layers
-    for n, layer in enumerate(layers):
-        number = len(layers) - 1 - n
+    numbers = c.stack.numbers()
+    here: dict[str, RuleSource] = {}
+    for n, layer in enumerate(c.stack.layers):
+        number = numbers[n]
+        if n and numbers[n - 1] != number:
+            here = {}  # ids are unique within a layer (and what joins it)
         manifest = layer.manifest
         for i, off in enumerate(manifest.disable if manifest else ()):
             where = layer.manifest_positions.value(("disable", i, "rule"))
@@ -311,7 +315,6 @@ def rule_ids_stage(c: Compilation) -> Compilation:
                 disabled.append(DisabledRule(off.rule, off.reason, where))
             else:
                 found.append(_no_such_rule("disable", off.rule, live, where))
-        here: dict[str, RuleSource] = {}
         for rule in layer.rules:
             rid = rule.doc.id
             seen = here.get(rid) or (

@@ -44,6 +44,8 @@ from classifier.source.yamlsource import Path_, Positions, YamlDocument, parse_y
 from classifier.text import did_you_mean
 
 MANIFEST = "ruleset.yaml"
+LIBRARY_PREFIX = "library:"
+"""How locations and sources name a bundled library: `library:default/python/openai.yaml`."""
 CATALOG = "actions.yaml"
 CASES_SUFFIX = ".cases.yaml"
 MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
@@ -90,8 +92,8 @@ class LayerFiles:
     files: tuple[tuple[str, bytes], ...]
     """(path relative to the layer, with `/`, the file's bytes), in the order they were read."""
     source: str = ""
-    """Where the layer is, whatever the working directory: a folder's absolute path (empty:
-    the name)."""
+    """Where the layer is, whatever the working directory: a folder's absolute path, or
+    `library:default` (empty: the name)."""
     folder: str = ""
     """The resolved folder it was read from, for a watcher (empty: only in memory)."""
     problems: tuple[Diagnostic, ...] = ()
@@ -99,6 +101,10 @@ class LayerFiles:
     all (their bytes are not here)."""
     unread: frozenset[str] = frozenset()
     """The manifest or catalog, when it is there but could not be read."""
+    joins: bool = False
+    """It adds to the layer below instead of stacking on it: its rules and actions count as
+    that layer's, as if written into its folder (precedence, duplicate ids and lint are that
+    layer's), and it has no manifest of its own. What `unknowns --propose` proves drafts in."""
 
     @property
     def where(self) -> str:
@@ -109,7 +115,9 @@ class LayerFiles:
         return rel if self.name in ("", ".") else f"{self.name.rstrip('/')}/{rel}"
 
 
-def layer_files(name: str, files: Mapping[str, bytes | str], *, source: str = "") -> LayerFiles:
+def layer_files(
+    name: str, files: Mapping[str, bytes | str], *, source: str = "", joins: bool = False
+) -> LayerFiles:
     """A layer from a mapping of relative path to contents (text is encoded as UTF-8)."""
     return LayerFiles(
         name,
@@ -117,6 +125,7 @@ def layer_files(name: str, files: Mapping[str, bytes | str], *, source: str = ""
             (rel, data.encode() if isinstance(data, str) else data) for rel, data in files.items()
         ),
         source=source,
+        joins=joins,
     )
 
 
@@ -157,7 +166,18 @@ class StackSource:
 
     @property
     def top(self) -> RulesetSource:
-        return self.layers[-1]
+        """The ruleset asked for: the topmost layer of its own (one that `joins` adds to it)."""
+        return next(layer for layer in reversed(self.layers) if not layer.layer.joins)
+
+    def numbers(self) -> list[int]:
+        """Each layer's number, bottom first, as rules carry it: 0 the ruleset asked for, 1 its
+        base...: how many layers of their own are above it (one that `joins` is not)."""
+        above = 0
+        out: list[int] = []
+        for layer in reversed(self.layers):
+            out.append(above)
+            above += not layer.layer.joins
+        return out[::-1]
 
     @property
     def digest(self) -> str:
@@ -267,8 +287,14 @@ def layer_name(folder: Path) -> str:
     `library:default` (wherever the package is installed and whatever the working
     directory), any other folder as `display_path` shows it."""
     if folder.resolve() == bundled_library().resolve():
-        return f"library:{LIBRARY_NAME}"
+        return f"{LIBRARY_PREFIX}{LIBRARY_NAME}"
     return display_path(folder)
+
+
+def shown_source(source: str) -> str:
+    """A ruleset's or layer's `source` as a command's report shows it: a folder relative to the
+    working directory when it is under it (`library:default` and labels as they are)."""
+    return display_path(Path(source)) if os.path.isabs(source) else source
 
 
 def _not_a_folder(root: Path) -> RulesetError:
@@ -341,7 +367,7 @@ def read_folder(root: Path | str) -> LayerFiles:
     return LayerFiles(
         name,
         tuple(files.items()),
-        source=str(folder),
+        source=name if name.startswith(LIBRARY_PREFIX) else str(folder),
         folder=str(folder),
         problems=tuple(problems),
         unread=frozenset(unread & {MANIFEST, CATALOG}),
@@ -411,9 +437,9 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
             return None
         return read(rel)
 
-    manifest_doc = required(MANIFEST, Code.missing_manifest)
+    manifest_doc = None if layer.joins else required(MANIFEST, Code.missing_manifest)
     manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
-    if manifest is not None and manifest.base and CATALOG not in data:
+    if (layer.joins or (manifest is not None and manifest.base)) and CATALOG not in data:
         catalog_doc = None  # a layer inherits its base's catalog
     else:
         catalog_doc = required(CATALOG, Code.missing_catalog)
