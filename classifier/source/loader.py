@@ -92,8 +92,8 @@ class LayerFiles:
     files: tuple[tuple[str, bytes], ...]
     """(path relative to the layer, with `/`, the file's bytes), in the order they were read."""
     source: str = ""
-    """Where the layer is, whatever the working directory: a folder's absolute path, or
-    `library:default` (empty: the name)."""
+    """Where the layer is, whatever the working directory: a folder's absolute path (empty:
+    the name)."""
     folder: str = ""
     """The resolved folder it was read from, for a watcher (empty: only in memory)."""
     problems: tuple[Diagnostic, ...] = ()
@@ -367,7 +367,7 @@ def read_folder(root: Path | str) -> LayerFiles:
     return LayerFiles(
         name,
         tuple(files.items()),
-        source=name if name.startswith(LIBRARY_PREFIX) else str(folder),
+        source=str(folder),
         folder=str(folder),
         problems=tuple(problems),
         unread=frozenset(unread & {MANIFEST, CATALOG}),
