@@ -19,7 +19,7 @@ import functools
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -343,24 +343,9 @@ def read_folder(root: Path | str) -> LayerFiles:
             take(root / special, special)
     include, exclude = _globs(files.get(MANIFEST))
     paths = rule_files(root, include, exclude)
-    if len(paths) > MAX_RULE_FILES:
-        problems.append(
-            Diagnostic(
-                Code.too_many_files,
-                f"{len(paths)} rule files exceed the limit of {MAX_RULE_FILES}",
-                Location(name),
-            )
-        )
-        paths = []
-    total = sum(_size(p) for p in paths)
-    if total > MAX_RULESET_BYTES:
-        problems.append(
-            Diagnostic(
-                Code.ruleset_too_large,
-                f"the rule files hold {total:,} bytes, past the limit of {MAX_RULESET_BYTES:,}",
-                Location(name),
-            )
-        )
+    past = _past_limits(len(paths), lambda: sum(_size(p) for p in paths), Location(name))
+    if past:
+        problems += past
         paths = []
     for path in paths:
         take(path, path.relative_to(root).as_posix())
@@ -372,6 +357,19 @@ def read_folder(root: Path | str) -> LayerFiles:
         problems=tuple(problems),
         unread=frozenset(unread & {MANIFEST, CATALOG}),
     )
+
+
+def _past_limits(count: int, total: Callable[[], int], where: Location) -> list[Diagnostic]:
+    """Why a layer's rule files are not read at all: too many, or too many bytes in all
+    (`total` is asked only when the count is within its limit)."""
+    if count > MAX_RULE_FILES:
+        message = f"{count} rule files exceed the limit of {MAX_RULE_FILES}"
+        return [Diagnostic(Code.too_many_files, message, where)]
+    size = total()
+    if size > MAX_RULESET_BYTES:
+        message = f"the rule files hold {size:,} bytes, past the limit of {MAX_RULESET_BYTES:,}"
+        return [Diagnostic(Code.ruleset_too_large, message, where)]
+    return []
 
 
 def _globs(manifest: bytes | None) -> tuple[Sequence[str], Sequence[str]]:
@@ -447,24 +445,11 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
 
     include, exclude = (manifest.include, manifest.exclude) if manifest else (DEFAULT_INCLUDE, ())
     files = select_rule_files(data, include, exclude)
-    if len(files) > MAX_RULE_FILES:
-        diagnostics.append(
-            Diagnostic(
-                Code.too_many_files,
-                f"{len(files)} rule files exceed the limit of {MAX_RULE_FILES}",
-                Location(layer.name),
-            )
-        )
-        files = []
-    total = sum(len(data[rel]) for rel in files)
-    if total > MAX_RULESET_BYTES:
-        diagnostics.append(
-            Diagnostic(
-                Code.ruleset_too_large,
-                f"the rule files hold {total:,} bytes, past the limit of {MAX_RULESET_BYTES:,}",
-                Location(layer.name),
-            )
-        )
+    past = _past_limits(
+        len(files), lambda: sum(len(data[rel]) for rel in files), Location(layer.name)
+    )
+    if past:
+        diagnostics += past
         files = []
     rules: list[RuleSource] = []
     for rel in files:
