@@ -65,7 +65,7 @@ def test_propose_on_a_layer_without_a_catalog_makes_no_copy(
 
     def mkdtemp(*args: Any, **kwargs: Any) -> str:
         made.append(("mkdtemp", args, kwargs))
-        return real_mkdtemp(*args, **kwargs)
+        return str(real_mkdtemp(*args, **kwargs))
 
     def copytree(*args: Any, **kwargs: Any) -> Any:
         made.append(("copytree", args, kwargs))
