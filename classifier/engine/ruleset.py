@@ -207,10 +207,14 @@ class Ruleset:
     def rule(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
 
+    def disabled_rule(self, rule_id: str) -> DisabledRule | None:
+        """The `disable:` entry that took a base's rule rule_id out, if one did."""
+        return next((d for d in self.disabled if d.rule_id == rule_id), None)
+
     def no_rule(self, rule_id: str) -> str:
         """Why the ruleset has no rule rule_id: a layer disabled it (where, and why), or no
         layer defines it."""
-        off = next((d for d in self.disabled if d.rule_id == rule_id), None)
+        off = self.disabled_rule(rule_id)
         if off is not None:
             return (
                 f"rule {rule_id!r} is disabled by {self.name} {self.version} "

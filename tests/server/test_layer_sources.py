@@ -15,6 +15,7 @@ from classifier.cli import main
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, wait_for, write_atomically, write_folder
 
+DISABLE = "disable:\n  - rule: python.openai.timeout\n    reason: our client times out itself\n"
 PROBE = "rules:\n  - id: probe\n    when: {type: test.Probe}\n    class: {}\n"
 
 
@@ -31,10 +32,8 @@ def test_a_folder_given_relative_is_served_by_its_absolute_path(
             "probe.yaml": PROBE.replace("{}", "Timeout"),
         },
     )
-    write_folder(
-        tmp_path / "acme",
-        {"ruleset.yaml": "name: acme\nversion: 1.0.0\nbase:\n  - path: ../platform\n"},
-    )
+    manifest = "name: acme\nversion: 1.0.0\nbase:\n  - path: ../platform\n" + DISABLE
+    write_folder(tmp_path / "acme", {"ruleset.yaml": manifest})
     monkeypatch.chdir(tmp_path)
     running = start_app(Path("acme"), watch=True)
     logged = [json.loads(line) for line in capsys.readouterr().err.splitlines() if line]
@@ -60,6 +59,11 @@ def test_a_folder_given_relative_is_served_by_its_absolute_path(
     )
     assert main(["explain", "--addr", address, str(descriptor)]) == 0
     assert "library:default/python/openai.yaml:28:5" in capsys.readouterr().out
+    rule = ["--rule", "python.openai.timeout"]
+    assert main(["explain", "--addr", address, *rule, str(descriptor)]) == 2
+    err = capsys.readouterr().err
+    assert "it is disabled (acme/ruleset.yaml:6:11): our client" in err  # cwd: tmp_path
+    assert "our client times out itself" in err
 
     probe = pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="test.Probe"))
     assert stub.Classify(probe).class_name == "Timeout"
