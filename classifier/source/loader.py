@@ -112,7 +112,13 @@ class LayerFiles:
 
     def shown(self, rel: str) -> str:
         """How a location names one of the layer's files."""
-        return rel if self.name in ("", ".") else f"{self.name.rstrip('/')}/{rel}"
+        return shown_file(self.name, rel)
+
+
+def shown_file(name: str, rel: str) -> str:
+    """How a location names the file rel of the layer called name (`.`: the working
+    directory itself, whose files are named as they are)."""
+    return rel if name in ("", ".") else f"{name.rstrip('/')}/{rel}"
 
 
 def layer_files(
@@ -321,11 +327,8 @@ def read_folder(root: Path | str) -> LayerFiles:
     files: dict[str, bytes] = {}
     unread: set[str] = set()
 
-    def shown(rel: str) -> str:
-        return rel if name in ("", ".") else f"{name}/{rel}"
-
     def take(path: Path, rel: str) -> None:
-        where = Location(shown(rel))
+        where = Location(shown_file(name, rel))
         try:
             size = path.stat().st_size
             if size > MAX_RULE_FILE_BYTES:
