@@ -162,3 +162,25 @@ def trailer(err: grpc.RpcError) -> dict[str, str]:
     """A failed call's trailing metadata as a dict (text values only)."""
     found = err.trailing_metadata() or ()
     return {m.key: str(m.value) for m in found if isinstance(m.value, str)}
+
+
+TEAM_LAYER = {
+    "ruleset.yaml": (
+        "name: acme\nversion: 1.0.0\nbase:\n  - library: default\n"
+        "disable:\n  - rule: python.requests.retries-exhausted\n"
+        "    reason: our session retries and re-raises the last error itself\n"
+    ),
+    "acme.yaml": (
+        "rules:\n"
+        "  - id: acme.gateway-quota\n"
+        "    description: Our gateway's own quota, above the provider's.\n"
+        "    when: {type: acme.GatewayQuotaError}\n"
+        "    class: QuotaExceeded\n"
+        "  - id: acme.tool-broken\n"
+        "    description: Our tools' own failure type.\n"
+        "    when: {type: acme.ToolBroken, origin: tool}\n"
+        "    class: ToolError\n"
+    ),
+}
+"""A team's layer on the bundled library with no catalog of its own (it inherits the
+library's): two rules of its own and a disabled library rule."""

@@ -174,12 +174,15 @@ def test_every_subcommand_runs_on_the_bundled_library(installed: Installed) -> N
     assert "class:     RateLimited (3)" in classify.stdout
     explain = installed.run(installed.classifier, "explain", "d.yaml")
     assert explain.returncode == 0, explain.stderr
-    assert "classifier/library/" in explain.stdout  # the winner's location, in the install
+    # The winner's location names the library, not where the install put it.
+    assert "library:default/python/openai.yaml:" in explain.stdout
+    assert "site-packages" not in explain.stdout
     library = installed.run(
         str(installed.venv / "bin" / "python"),
         "-c",
         "from classifier.source.library import bundled_library; print(bundled_library())",
     ).stdout.strip()
+    assert library.endswith("classifier/library"), library  # the library inside the install
     diff = installed.run(
         installed.classifier, "diff", "--base", library, "--head", library, library
     )

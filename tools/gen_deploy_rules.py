@@ -42,7 +42,7 @@ END = "# END generated"
 def ruleset_paths(root: Path) -> list[str]:
     """The files a ruleset folder is loaded from, relative to it: manifest, catalog (a
     ruleset on a base may have none), rules. A base's files are not among them."""
-    rules = [p.relative_to(root).as_posix() for p in load_source(root).files]
+    rules = list(load_source(root).files)
     return [MANIFEST, *([CATALOG] if (root / CATALOG).is_file() else []), *rules]
 
 

@@ -105,6 +105,11 @@ class BatchSchemaError(ClassifierError):
     """The batch's columns do not fit the mapping: a column is missing or of the wrong type."""
 
 
+class NoDescriptorColumnError(BatchSchemaError):
+    """No column of the schema looks like a descriptor (no `descriptor`, no `type`): the
+    mapping must be given."""
+
+
 @dataclass(frozen=True)
 class StructColumn:
     """Descriptors in one struct column, its fields named as in a descriptor file."""
@@ -148,7 +153,7 @@ def infer_mapping(schema: pa.Schema) -> ColumnMapping:
         )
     if "type" in names:
         return FlatColumns()
-    raise BatchSchemaError(
+    raise NoDescriptorColumnError(
         "no descriptor found: expected a 'descriptor' column (a struct, or JSON text) "
         f"or a 'type' column (one column per field); the columns are {', '.join(schema.names)}"
     )

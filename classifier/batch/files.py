@@ -42,7 +42,7 @@ from classifier.batch.arrow import (
     decode,
     infer_mapping,
 )
-from classifier.batch.pin import RulesetPin, load_pinned
+from classifier.batch.pin import RulesetPin, pinned_table
 from classifier.batch.replay import ReplayPart, Where, replay_part
 from classifier.regress.corpus import JSON_LINES_SUFFIXES
 from classifier.source.loader import display_path
@@ -204,22 +204,10 @@ def default_workers() -> int:
 # ---------------------------------------------------------------- the pool
 
 
-_WORKER: dict[str, AnswerTable] = {}
-
-
-def _table(pin: RulesetPin) -> AnswerTable:
-    """The pinned ruleset's answers, compiled on a worker's first task and kept (a digest
-    mismatch raises RulesetPinError from that task, which fails the run)."""
-    table = _WORKER.get(pin.digest)
-    if table is None:
-        table = _WORKER[pin.digest] = AnswerTable(load_pinned(pin))
-    return table
-
-
 def _classify_task(
     pin: RulesetPin, batch: pa.RecordBatch, mapping: ColumnMapping
 ) -> tuple[Array, Array]:
-    coded = answer_codes(decode(batch, mapping), _table(pin))
+    coded = answer_codes(decode(batch, mapping), pinned_table(pin))
     return coded.codes, coded.errors
 
 
@@ -233,7 +221,13 @@ def _replay_task(
     offset: int,
 ) -> ReplayPart:
     return replay_part(
-        batch, _table(base), _table(head), mapping, where=where, position=position, offset=offset
+        batch,
+        pinned_table(base),
+        pinned_table(head),
+        mapping,
+        where=where,
+        position=position,
+        offset=offset,
     )
 
 

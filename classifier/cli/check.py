@@ -14,6 +14,7 @@ from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
 from classifier.report import render_github, render_json, render_text
 from classifier.source.library import bundled_library
+from classifier.source.loader import shown_source
 from classifier.text import plural
 
 EXIT_OK = Exit.ok
@@ -82,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
             {"rule": d.rule_id, "reason": d.reason, "location": str(d.location)}
             for d in ruleset.disabled
         ]
+        about["overridden"] = [
+            {"rule": o.rule_id, "location": str(o.location), "replaced": str(o.replaced)}
+            for o in ruleset.overridden
+        ]
     _print(args.format, warnings, summary)
     if args.format == "text":
         _print_stack(ruleset)
@@ -100,13 +105,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_stack(ruleset: Ruleset) -> None:
-    """For a layered ruleset: what it builds on, and which base rules it turned off."""
+    """For a layered ruleset: what it builds on, which base rules it turned off and which
+    it replaced with its own."""
     if len(ruleset.layers) < 2:
         return
     for layer in ruleset.layers[1:]:
-        print(f"base: {layer.name} {layer.version} ({layer.digest[:19]}) {layer.source}")
+        shown = shown_source(layer.source)
+        print(f"base: {layer.name} {layer.version} ({layer.digest[:19]}) {shown}")
     for d in ruleset.disabled:
         print(f"{d.location}: disabled {d.rule_id}: {d.reason}")
+    for o in ruleset.overridden:
+        print(f"{o.location}: overrides {o.rule_id} (the base's at {o.replaced})")
 
 
 def _summary(fmt: str, line: str) -> None:

@@ -75,10 +75,7 @@ def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None
     try:
         result, verdict, text = explained_text(ruleset, descriptor, rule or "")
     except KeyError:
-        print(
-            f"classifier explain: {ruleset.name} {ruleset.version} has no rule {rule!r}",
-            file=sys.stderr,
-        )
+        print(f"classifier explain: {ruleset.no_rule(rule or '')}", file=sys.stderr)
         return Exit.invalid
     return Answered(descriptor, result, text, verdict)
 

@@ -1,5 +1,6 @@
 """`classifier reclassify`: classify a table of stored failures again, or replay two rulesets.
 
+    classifier reclassify runs.parquet -o runs-classified.parquet        # the bundled library
     classifier reclassify --rules rules/ runs.parquet -o runs-classified.parquet
     classifier reclassify --base main --head rules runs.parquet          # what would change
     classifier reclassify --engine spark --master spark://host:7077 ...  # the same on Spark
@@ -27,7 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from classifier.cli.options import Exit, add_command
+from classifier.cli.options import Exit, add_command, add_rules
+from classifier.source.library import bundled_library
 
 EXIT_OK, EXIT_BAD_ROWS, EXIT_INVALID = 0, 1, 2
 
@@ -52,7 +54,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "inputs", nargs="+", metavar="INPUT", help="Parquet or JSON Lines files or folders"
     )
-    p.add_argument("--rules", metavar="DIR", help="the ruleset to classify with")
+    add_rules(p, what="the ruleset to classify with", default=None)
     p.add_argument("-o", "--output", metavar="OUT", help="where to write (.parquet or .jsonl)")
     p.add_argument(
         "--digest",
@@ -71,7 +73,7 @@ def add_parser(sub: Any) -> None:
         help="replay: list N descriptors per rule-to-rule change (default 5; 0 for none)",
     )
     p.add_argument("--require-version-bump", action="store_true")
-    p.add_argument("--engine", choices=("local", "spark"), default="local")
+    p.add_argument("--engine", choices=("local", "spark"), default="local")  # batch.jobs.ENGINES
     p.add_argument(
         "--workers", type=int, metavar="N", help="local: worker processes (default: every core)"
     )
@@ -109,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_INVALID
-    from classifier.batch.arrow import BatchSchemaError
+    from classifier.batch.arrow import BatchSchemaError, NoDescriptorColumnError
     from classifier.batch.files import InputError
     from classifier.batch.pin import RulesetPinError
     from classifier.errors import RulesetError
@@ -125,6 +127,13 @@ def run(args: argparse.Namespace) -> int:
             return _replay(args, Path(tmp)) if replay else _classify(args)
     except RulesetError as exc:
         print(f"classifier reclassify: the ruleset is invalid:\n{exc.render()}", file=sys.stderr)
+    except NoDescriptorColumnError as exc:
+        print(
+            f"classifier reclassify: {exc}\n  name the columns: --flat --column type=COL "
+            "(and --column message=COL, ... for the other fields), or --descriptor-column COL "
+            "/ --json-column COL for one column that holds the whole descriptor",
+            file=sys.stderr,
+        )
     except (
         BatchSchemaError,
         InputError,
@@ -143,8 +152,8 @@ def _usage(args: argparse.Namespace, replay: bool) -> str:
             return "a replay needs both --base and --head"
         if args.rules or args.output:
             return "--rules and --output classify; --base and --head replay: give one or the other"
-    elif not args.rules or not args.output:
-        return "give --rules and --output (or --base and --head to replay)"
+    elif not args.output:
+        return "give --output (or --base and --head to replay)"
     if args.column and not args.flat:
         return "--column goes with --flat"
     if args.workers is not None and args.workers < 1:
@@ -154,22 +163,24 @@ def _usage(args: argparse.Namespace, replay: bool) -> str:
     return ""
 
 
-def _mapping(args: argparse.Namespace, schema: Any) -> Any:
-    """The column mapping the flags give (None: infer it from the schema)."""
-    import pyarrow as pa
+def _options(args: argparse.Namespace) -> tuple[Any, Any]:
+    """How to run and where the descriptors are, as the flags say."""
+    from classifier.batch.jobs import Columns, Run
 
-    from classifier.batch.arrow import BatchSchemaError, FlatColumns, JsonColumn, StructColumn
-
-    if args.json_column:
-        return JsonColumn(args.json_column)
-    if args.flat:
-        return FlatColumns(dict(_pair(c, "--column") for c in args.column))
-    name = args.descriptor_column
-    if name is None:
-        return None
-    if name not in schema.names:
-        raise BatchSchemaError(f"no column {name!r}; the columns are {', '.join(schema.names)}")
-    return StructColumn(name) if pa.types.is_struct(schema.field(name).type) else JsonColumn(name)
+    run = Run(
+        engine=args.engine,
+        workers=args.workers,
+        batch_rows=args.batch_rows,
+        master=args.master,
+        conf=dict(_pair(c, "--conf") for c in args.conf),
+    )
+    columns = Columns(
+        descriptor=args.descriptor_column,
+        json=args.json_column,
+        flat=args.flat,
+        fields=dict(_pair(c, "--column") for c in args.column),
+    )
+    return run, columns
 
 
 def _pair(text: str, flag: str) -> tuple[str, str]:
@@ -180,40 +191,25 @@ def _pair(text: str, flag: str) -> tuple[str, str]:
 
 
 def _classify(args: argparse.Namespace) -> int:
-    from classifier.batch.pin import pin_ruleset
+    from classifier.batch.jobs import pin_for, reclassify
 
-    pin, ruleset = pin_ruleset(args.rules, ship=args.engine == "spark", digest=args.digest)
+    run, columns = _options(args)
+    pin, ruleset = pin_for(args.rules or bundled_library(), run, digest=args.digest)
     print(
         f"classifier reclassify: {ruleset.name} {ruleset.version} ({ruleset.digest})",
         file=sys.stderr,
     )
-    if args.engine == "spark":
-        return _classify_spark(args, pin)
-    from classifier.batch.arrow import AnswerTable
-    from classifier.batch.files import (
-        default_mapping,
-        default_workers,
-        input_files,
-        input_schema,
-        reclassify_files,
-    )
-    from classifier.batch.replay import Where
-
-    files = input_files(args.inputs)
-    schema = input_schema(files)
-    mapping = _mapping(args, schema) or default_mapping(files, schema)
-    summary = reclassify_files(
-        files,
+    summary = reclassify(
+        args.inputs,
+        args.output,
         pin,
-        AnswerTable(ruleset),
-        Path(args.output),
-        mapping=mapping,
-        workers=args.workers or default_workers(),
-        batch_rows=args.batch_rows,
+        run=run,
+        columns=columns,
         prefix=args.prefix,
-        where=Where(column=args.where) if args.where else None,
+        where_column=args.where,
     )
-    print(f"classifier reclassify: {summary.rows} rows to {args.output}", file=sys.stderr)
+    folder = "/" if run.engine == "spark" else ""
+    print(f"classifier reclassify: {summary.rows} rows to {args.output}{folder}", file=sys.stderr)
     return _bad_rows(summary.bad, summary.errors)
 
 
@@ -231,103 +227,32 @@ def _bad_rows(bad: int, errors: list[str]) -> int:
     return EXIT_BAD_ROWS
 
 
-def _spark_inputs(args: argparse.Namespace, spark: Any) -> Any:
-    """The inputs as Spark reads them: any path Spark can read (HDFS, S3, ...), Parquet unless
-    every path ends as JSON Lines do."""
-    from classifier.regress.corpus import JSON_LINES_SUFFIXES
-
-    if all(str(p).rstrip("/").endswith(JSON_LINES_SUFFIXES) for p in args.inputs):
-        return spark.read.text(*args.inputs).withColumnRenamed("value", "descriptor")
-    return spark.read.parquet(*args.inputs)
-
-
-def _session(args: argparse.Namespace) -> Any:
-    from classifier.spark import session
-
-    conf = dict(_pair(c, "--conf") for c in args.conf)
-    return session(args.master, app_name="classifier reclassify", conf=conf)
-
-
-def _classify_spark(args: argparse.Namespace, pin: Any) -> int:
-    from pyspark.sql import functions as sf
-
-    from classifier.spark import arrow_schema, classify_dataframe
-
-    spark = _session(args)
-    df = _spark_inputs(args, spark)
-    mapping = _mapping(args, arrow_schema(df))
-    out = classify_dataframe(df, pin, mapping, prefix=args.prefix)
-    output = str(args.output)
-    parquet = output.rstrip("/").endswith((".parquet", ".pq"))
-    writer = out.write.mode("errorifexists")
-    if parquet:
-        writer.parquet(output)
-    else:
-        writer.json(output)
-    # Count from what was written: a column read back, not the job run again.
-    written = spark.read.parquet(output) if parquet else spark.read.json(output)
-    error = sf.col(f"{args.prefix}error")
-    bad = written.select(error).filter(error.isNotNull())
-    count = bad.count()
-    shown = [str(r[0]) for r in bad.limit(20).collect()]
-    print(f"classifier reclassify: {written.count()} rows to {output}/", file=sys.stderr)
-    return _bad_rows(count, shown)
-
-
 def _replay(args: argparse.Namespace, tmp: Path) -> int:
-    from classifier.batch.arrow import AnswerTable
-    from classifier.batch.pin import pin_ruleset
+    from classifier.batch.jobs import pin_for, replay
     from classifier.regress.diff import RENDERERS
     from classifier.regress.revision import resolve_pair
 
+    run, columns = _options(args)
     base_spec, head_spec = resolve_pair(args.base, args.head, tmp)
-    ship = args.engine == "spark"
-    base_pin, base = pin_ruleset(base_spec.folder, ship=ship, label=base_spec.label)
-    head_pin, head = pin_ruleset(head_spec.folder, ship=ship, label=head_spec.label)
-    labels = {"base_label": base_spec.label, "head_label": head_spec.label}
-    if args.engine == "spark":
-        from classifier.spark import arrow_schema, replay_dataframe
-
-        spark = _session(args)
-        df = _spark_inputs(args, spark)
-        result = replay_dataframe(
-            df,
-            base_pin,
-            head_pin,
-            _mapping(args, arrow_schema(df)),
-            examples=args.examples,
-            where_column=args.where,
-            **labels,
-        )
-        diff, bad, errors = result.diff, result.bad, result.errors
-    else:
-        from classifier.batch.files import (
-            default_mapping,
-            default_workers,
-            input_files,
-            input_schema,
-            replay_files,
-        )
-        from classifier.batch.replay import Where, diff_of
-
-        files = input_files(args.inputs)
-        schema = input_schema(files)
-        part = replay_files(
-            files,
-            base_pin,
-            head_pin,
-            mapping=_mapping(args, schema) or default_mapping(files, schema),
-            workers=args.workers or default_workers(),
-            batch_rows=args.batch_rows,
-            where=Where(column=args.where) if args.where else None,
-        )
-        diff = diff_of(part, AnswerTable(base), AnswerTable(head), examples=args.examples, **labels)
-        bad, errors = part.bad, [e for _, e in part.errors]
+    base_pin, _ = pin_for(base_spec.folder, run, label=base_spec.label)
+    head_pin, _ = pin_for(head_spec.folder, run, label=head_spec.label)
+    result = replay(
+        args.inputs,
+        base_pin,
+        head_pin,
+        base_label=base_spec.label,
+        head_label=head_spec.label,
+        run=run,
+        columns=columns,
+        examples=args.examples,
+        where_column=args.where,
+    )
+    diff = result.diff
     print(RENDERERS[args.format](diff))
-    for error in errors:
+    for error in result.errors:
         print(error, file=sys.stderr)
-    if bad:
-        print(f"classifier reclassify: {bad} bad rows", file=sys.stderr)
+    if result.bad:
+        print(f"classifier reclassify: {result.bad} bad rows", file=sys.stderr)
         return EXIT_INVALID
     if diff.total == 0:
         print("classifier reclassify: the input is empty: nothing was compared", file=sys.stderr)

@@ -141,13 +141,13 @@ def _propose(
     args: argparse.Namespace, report: Report, ruleset: Ruleset, live: str, errors: list[str]
 ) -> int:
     """Check a draft per cluster against the whole corpus, print them, and write them."""
-    with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
-        paths = list(args.corpus)
-        if args.admin_addr:
+    if args.admin_addr:  # the live sample is read as a corpus file
+        with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
             sample = Path(tmp) / "live.jsonl"
             sample.write_text(live, encoding="utf-8")
-            paths.append(str(sample))
-        corpus = read_corpus(paths)
+            corpus = read_corpus([*args.corpus, str(sample)])
+    else:
+        corpus = read_corpus(list(args.corpus))
     errors += [e for e in corpus.errors if e not in errors]
     checker = propose.Checker(Path(args.rules), ruleset, corpus.entries, report.clusters)
     proposals = propose.propose(report, checker, args.id_prefix)

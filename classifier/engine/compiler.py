@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -42,17 +41,18 @@ from classifier.engine.conditions import (
 )
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
-from classifier.engine.ruleset import CompiledRule, DisabledRule, Layer, Outcome, Ruleset
+from classifier.engine.ruleset import (
+    CompiledRule,
+    DisabledRule,
+    Layer,
+    Outcome,
+    OverriddenRule,
+    Ruleset,
+)
 from classifier.errors import Diagnostic, RulesetError, Severity
 from classifier.location import Location
 from classifier.source.documents import CauseWhenDoc, ClassDefaultDoc, WhenDoc
-from classifier.source.loader import (
-    RulesetSource,
-    RuleSource,
-    StackSource,
-    display_path,
-    load_stack,
-)
+from classifier.source.loader import RulesetSource, RuleSource, StackSource, load_stack
 from classifier.source.yamlsource import Positions, flow
 from classifier.taxonomy import Effect, ErrorClass
 from classifier.text import did_you_mean, doc_pointer
@@ -80,6 +80,7 @@ class Compilation:
     effective: tuple[tuple[RuleSource, int], ...] = ()
     """The rules that take part, bottom layer first, each with its layer (0 = the top)."""
     disabled: tuple[DisabledRule, ...] = ()
+    overridden: tuple[OverriddenRule, ...] = ()
     rejected: tuple[RuleSource, ...] = ()
     """Rules left out (a duplicate id): still compiled, so their own problems are reported."""
     rules: tuple[CompiledRule, ...] = ()
@@ -103,7 +104,11 @@ def compile_ruleset(source: RulesetSource) -> Ruleset:
 
 def compile_stack(stack: StackSource) -> Ruleset:
     """Run every stage; raise RulesetError listing every error found."""
-    found = (*stack.diagnostics, *(d for layer in stack.layers for d in layer.diagnostics))
+    if stack.diagnostics:
+        # A base that is not there (or a cycle) stops the load with that error alone: every
+        # rule, action and `disable` that names what the base would define would follow.
+        raise RulesetError(list(stack.diagnostics))
+    found = tuple(d for layer in stack.layers for d in layer.diagnostics)
     c = Compilation(stack, found)
     for _name, stage in STAGES:
         c = stage(c)
@@ -116,8 +121,8 @@ def compile_stack(stack: StackSource) -> Ruleset:
         name=manifest.name,
         version=manifest.version,
         description=manifest.description,
-        digest=stack_digest(stack),
-        source=display_path(top.root),
+        digest=stack.digest,
+        source=top.layer.where,
         rules=c.rules,
         index=c.index,
         fallbacks=c.fallbacks,
@@ -128,18 +133,11 @@ def compile_stack(stack: StackSource) -> Ruleset:
         action_locations=c.action_locations,
         class_locations=c.class_locations,
         lint_ignore=frozenset(manifest.lint_ignore),
-        layers=tuple(_layer(layer) for layer in reversed(stack.layers)),
+        layers=tuple(_layer(layer) for layer in reversed(stack.layers) if not layer.layer.joins),
         own_actions=c.own_actions,
         disabled=c.disabled,
+        overridden=c.overridden,
     )
-
-
-def stack_digest(stack: StackSource) -> str:
-    """A ruleset of its own keeps its folder's digest; a stack's digest covers every layer's."""
-    if len(stack.layers) == 1:
-        return stack.top.digest
-    lines = "".join(f"{layer.digest}\n" for layer in stack.layers)
-    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
 
 
 def _layer(source: RulesetSource) -> Layer:
@@ -148,7 +146,8 @@ def _layer(source: RulesetSource) -> Layer:
         name=m.name if m else "",
         version=m.version if m else "",
         digest=source.digest,
-        source=display_path(source.root),
+        source=source.layer.where,
+        folder=source.layer.folder,
     )
 
 
@@ -168,6 +167,7 @@ def catalog_stage(c: Compilation) -> Compilation:
     class_at: dict[ErrorClass, Location] = {}
     own: set[str] = set()
     layers = c.stack.layers
+    numbers = c.stack.numbers()
     for n, layer in enumerate(layers):
         catalog = layer.catalog
         if catalog is None:
@@ -187,7 +187,7 @@ def catalog_stage(c: Compilation) -> Compilation:
             here.add(doc.id)
             actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
             action_at[doc.id] = at.value(("actions", i))
-            if n == len(layers) - 1:
+            if numbers[n] == 0:
                 own.add(doc.id)
         for error_class, default in catalog.classes.items():
             classes[error_class] = (default, at)
@@ -299,10 +299,14 @@ def rule_ids_stage(c: Compilation) -> Compilation:
     found: list[Diagnostic] = []
     live: dict[str, tuple[RuleSource, int]] = {}
     disabled: list[DisabledRule] = []
+    overridden: list[OverriddenRule] = []
     rejected: list[RuleSource] = []
-    layers = c.stack.layers
-    for n, layer in enumerate(layers):
-        number = len(layers) - 1 - n
+    numbers = c.stack.numbers()
+    here: dict[str, RuleSource] = {}
+    for n, layer in enumerate(c.stack.layers):
+        number = numbers[n]
+        if n and numbers[n - 1] != number:
+            here = {}  # ids are unique within a layer (and what joins it)
         manifest = layer.manifest
         for i, off in enumerate(manifest.disable if manifest else ()):
             where = layer.manifest_positions.value(("disable", i, "rule"))
@@ -311,7 +315,6 @@ def rule_ids_stage(c: Compilation) -> Compilation:
                 disabled.append(DisabledRule(off.rule, off.reason, where))
             else:
                 found.append(_no_such_rule("disable", off.rule, live, where))
-        here: dict[str, RuleSource] = {}
         for rule in layer.rules:
             rid = rule.doc.id
             seen = here.get(rid) or (
@@ -333,6 +336,8 @@ def rule_ids_stage(c: Compilation) -> Compilation:
             if rule.doc.override and rid not in live:
                 found.append(_no_such_rule("override", rid, live, rule.at("override")))
                 continue
+            if rule.doc.override:
+                overridden.append(OverriddenRule(rid, rule.at("id"), live[rid][0].at("id")))
             live.pop(rid, None)
             here[rid] = rule
             live[rid] = (rule, number)
@@ -341,6 +346,7 @@ def rule_ids_stage(c: Compilation) -> Compilation:
         diagnostics=(*c.diagnostics, *found),
         effective=tuple(live.values()),
         disabled=tuple(disabled),
+        overridden=tuple(overridden),
         rejected=tuple(rejected),
     )
 

@@ -98,6 +98,9 @@ class Layer:
     version: str
     digest: str
     source: str
+    """Where the layer is, as people read it: a folder's absolute path, or a label."""
+    folder: str = ""
+    """The resolved folder it was read from, for a watcher (empty: it was only in memory)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,17 @@ class DisabledRule:
     rule_id: str
     reason: str
     location: Location
+
+
+@dataclass(frozen=True, slots=True)
+class OverriddenRule:
+    """A base rule a layer replaced with its own (`override: true`), and where each is."""
+
+    rule_id: str
+    location: Location
+    """The layer's rule, the one that takes part."""
+    replaced: Location
+    """The base's rule, left out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +164,7 @@ class Ruleset:
     own_actions: frozenset[str] | None = None
     """The actions the top layer's catalog defines (None: every action is its own)."""
     disabled: tuple[DisabledRule, ...] = ()
+    overridden: tuple[OverriddenRule, ...] = ()
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
@@ -191,3 +206,18 @@ class Ruleset:
 
     def rule(self, rule_id: str) -> CompiledRule | None:
         return next((r for r in self.rules if r.id == rule_id), None)
+
+    def disabled_rule(self, rule_id: str) -> DisabledRule | None:
+        """The `disable:` entry that took a base's rule rule_id out, if one did."""
+        return next((d for d in self.disabled if d.rule_id == rule_id), None)
+
+    def no_rule(self, rule_id: str) -> str:
+        """Why the ruleset has no rule rule_id: a layer disabled it (where, and why), or no
+        layer defines it."""
+        off = self.disabled_rule(rule_id)
+        if off is not None:
+            return (
+                f"rule {rule_id!r} is disabled by {self.name} {self.version} "
+                f"({off.location}): {off.reason}"
+            )
+        return f"{self.name} {self.version} has no rule {rule_id!r}"

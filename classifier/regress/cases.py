@@ -31,7 +31,7 @@ from classifier.location import Location
 from classifier.source.descriptor_file import DescriptorDoc
 from classifier.source.documents import Doc, parse_class, parsed_as
 from classifier.source.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
-from classifier.source.yamlsource import Positions, read_yaml_file
+from classifier.source.yamlsource import Positions, YamlDocument, parse_yaml, read_yaml_file
 from classifier.taxonomy import ErrorClass
 
 MAX_CASE_FILE_BYTES = 16 * 1024 * 1024
@@ -187,8 +187,18 @@ def nearest_ruleset(start: Path) -> Path | None:
 def read_case_file(path: Path) -> CaseFile:
     """Read and validate a case file; problems come back as located diagnostics."""
     shown = display_path(path)
-    where = Location(shown)
     _, doc = read_yaml_file(path, shown, MAX_CASE_FILE_BYTES)
+    return _case_file(path, shown, doc)
+
+
+def parse_case_file(text: str, path: Path, shown: str) -> CaseFile:
+    """A case file held in memory, read as `read_case_file` reads one on disk (`path` is what a
+    `rules:` key is relative to)."""
+    return _case_file(path, shown, parse_yaml(text, shown))
+
+
+def _case_file(path: Path, shown: str, doc: YamlDocument) -> CaseFile:
+    where = Location(shown)
     diagnostics = sorted_diagnostics(doc.diagnostics)
     if doc.value is None:
         if not diagnostics:

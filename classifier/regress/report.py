@@ -12,6 +12,7 @@ from typing import Any
 
 from classifier.answer import classification_dict
 from classifier.regress.runner import CaseResult, Coverage, Report, Status, class_order
+from classifier.source.loader import shown_source
 from classifier.text import github_annotation
 
 LABELS = {
@@ -56,7 +57,7 @@ def coverage_text(coverage: Iterable[Coverage]) -> list[str]:
     lines = []
     for c in coverage:
         lines.append(
-            f"coverage: {c.name} {c.version} ({c.ruleset}): {len(c.covered)} of "
+            f"coverage: {c.name} {c.version} ({shown_source(c.ruleset)}): {len(c.covered)} of "
             f"{len(c.rules)} rules decided a case ({c.percent:.1f}%)"
         )
         if c.uncovered:

@@ -223,17 +223,22 @@ class Report:
         for r in self.results:
             if r.got is not None and r.got.rule_id:
                 decided.setdefault(r.ruleset, set()).add(r.got.rule_id)
-        return [
-            Coverage(
-                ruleset=source,
-                name=rs.name,
-                version=rs.version,
-                rules=tuple(rule.id for rule in rs.rules if rule.layer == 0),
-                covered=frozenset(decided[source]),
-                locations={rule.id: rule.location for rule in rs.rules if rule.layer == 0},
+        out = []
+        for source, rs in self.rulesets.items():
+            own = [rule for rule in rs.rules if rule.layer == 0]
+            ids = tuple(rule.id for rule in own)
+            out.append(
+                Coverage(
+                    ruleset=source,
+                    name=rs.name,
+                    version=rs.version,
+                    rules=ids,
+                    # A case a base rule decides is allowed, and counts for none of these.
+                    covered=frozenset(decided[source] & set(ids)),
+                    locations={rule.id: rule.location for rule in own},
+                )
             )
-            for source, rs in self.rulesets.items()
-        ]
+        return out
 
     def confusion(self) -> dict[tuple[str, str], int]:
         """(wanted class, answered class) -> number of cases, over cases that ran."""

@@ -52,6 +52,7 @@ from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.shadow import Disagreement, Shadow
 from classifier.server.unknowns import UnknownSample
 from classifier.source.descriptor_file import parse_descriptor
+from classifier.source.loader import shown_source
 from classifier.unknowns.cluster import Clusterer
 from classifier.unknowns.read import read_lines
 from classifier.unknowns.report import Report, assess, example_line, headline, ruleset_lines, when
@@ -261,9 +262,11 @@ def shown_file(ruleset: Ruleset, rule: CompiledRule) -> str:
     """The rule's file, relative to its layer's folder when it is inside it."""
     file = rule.location.file
     if rule.layer < len(ruleset.layers):
-        folder = ruleset.layers[rule.layer].source.rstrip("/") + "/"
-        if file.startswith(folder):
-            return file[len(folder) :]
+        source = ruleset.layers[rule.layer].source
+        for shown in (source, shown_source(source)):  # a file's location may be relative
+            folder = shown.rstrip("/") + "/"
+            if file.startswith(folder):
+                return file[len(folder) :]
     return file
 
 

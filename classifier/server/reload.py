@@ -208,7 +208,9 @@ class RulesWatcher:
         top = self.reloader.path.resolve()
         found = []
         for layer in self.reloader.holder.current.layers[1:]:
-            folder = Path(layer.source).resolve()
+            if not layer.folder:
+                continue  # only in memory: nothing to watch
+            folder = Path(layer.folder)
             if folder != top and folder.is_dir():
                 found.append(folder)
         return found

@@ -90,10 +90,14 @@ class ServeConfig:
     """Share the port with other processes (SO_REUSEPORT): set for each of --workers."""
 
     def folders(self) -> dict[str, Path]:
-        """The ruleset folders served, by role: `active`, and `candidate` when shadowing."""
-        folders = {"active": self.rules}
+        """The ruleset folders served, by role: `active`, and `candidate` when shadowing.
+
+        Absolute (links kept, so a ConfigMap's swap is still followed): a reload reads
+        the folder it started on, whatever the working directory is by then.
+        """
+        folders = {"active": self.rules.absolute()}
         if self.candidate is not None:
-            folders["candidate"] = self.candidate
+            folders["candidate"] = self.candidate.absolute()
         return folders
 
     def check(self) -> Check | None:

@@ -227,7 +227,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                     FieldViolation(
                         f"{places[missing.index]}explain_rule",
                         f"the serving ruleset ({ruleset.name} {ruleset.version}) has no "
-                        f"rule {missing.rule_id!r}",
+                        f"rule {missing.rule_id!r}" + _disabled(ruleset, missing.rule_id),
                     )
                 ],
             )
@@ -272,6 +272,12 @@ def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:
         context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline expired {progress}")
     if not context.is_active():
         context.abort(grpc.StatusCode.CANCELLED, f"the call was cancelled {progress}")
+
+
+def _disabled(ruleset: Ruleset, rule_id: str) -> str:
+    """`: it is disabled (where): why`, when a layer disabled a base's rule_id."""
+    off = ruleset.disabled_rule(rule_id)
+    return "" if off is None else f": it is disabled ({off.location}): {off.reason}"
 
 
 class NoSuchRuleError(Exception):

@@ -19,7 +19,7 @@ import functools
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
@@ -40,10 +40,12 @@ from classifier.source.documents import (
     doc_path,
 )
 from classifier.source.library import LIBRARY_NAME, bundled_library
-from classifier.source.yamlsource import Path_, Positions, YamlDocument, read_yaml_file
+from classifier.source.yamlsource import Path_, Positions, YamlDocument, parse_yaml
 from classifier.text import did_you_mean
 
 MANIFEST = "ruleset.yaml"
+LIBRARY_PREFIX = "library:"
+"""How locations and sources name a bundled library: `library:default/python/openai.yaml`."""
 CATALOG = "actions.yaml"
 CASES_SUFFIX = ".cases.yaml"
 MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
@@ -75,26 +77,92 @@ class RuleSource:
 
 
 @dataclass(frozen=True)
-class RulesetSource:
-    """A ruleset folder, read and validated but not yet compiled."""
+class LayerFiles:
+    """One ruleset layer held in memory: its files' bytes, and the names it is shown by.
 
-    root: Path
+    The source stage reads a ruleset from these, never from a folder: a folder
+    is read into one (`read_folder`), a Spark job ships them to its workers,
+    and `unknowns --propose` compiles its drafts as one over the target
+    without copying anything to disk.
+    """
+
+    name: str
+    """What its files' locations start with: `library:default` for the bundled library, a
+    folder as `display_path` shows it, or any label for a layer that is only in memory."""
+    files: tuple[tuple[str, bytes], ...]
+    """(path relative to the layer, with `/`, the file's bytes), in the order they were read."""
+    source: str = ""
+    """Where the layer is, whatever the working directory: a folder's absolute path (empty:
+    the name)."""
+    folder: str = ""
+    """The resolved folder it was read from, for a watcher (empty: only in memory)."""
+    problems: tuple[Diagnostic, ...] = ()
+    """What reading the folder found: files too large or unreadable, too many or too large in
+    all (their bytes are not here)."""
+    unread: frozenset[str] = frozenset()
+    """The manifest or catalog, when it is there but could not be read."""
+    joins: bool = False
+    """It adds to the layer below instead of stacking on it: its rules and actions count as
+    that layer's, as if written into its folder (precedence, duplicate ids and lint are that
+    layer's), and it has no manifest of its own. What `unknowns --propose` proves drafts in."""
+
+    @property
+    def where(self) -> str:
+        return self.source or self.name
+
+    def shown(self, rel: str) -> str:
+        """How a location names one of the layer's files."""
+        return shown_file(self.name, rel)
+
+
+def shown_file(name: str, rel: str) -> str:
+    """How a location names the file rel of the layer called name (`.`: the working
+    directory itself, whose files are named as they are)."""
+    return rel if name in ("", ".") else f"{name.rstrip('/')}/{rel}"
+
+
+def layer_files(
+    name: str, files: Mapping[str, bytes | str], *, source: str = "", joins: bool = False
+) -> LayerFiles:
+    """A layer from a mapping of relative path to contents (text is encoded as UTF-8)."""
+    return LayerFiles(
+        name,
+        tuple(
+            (rel, data.encode() if isinstance(data, str) else data) for rel, data in files.items()
+        ),
+        source=source,
+        joins=joins,
+    )
+
+
+@dataclass(frozen=True)
+class RulesetSource:
+    """One layer, read and validated but not yet compiled."""
+
+    layer: LayerFiles
+    """The bytes it was read from: exactly what `digest` covers."""
     manifest: ManifestDoc | None
     manifest_positions: Positions
     catalog: CatalogDoc | None
     catalog_positions: Positions
     rules: tuple[RuleSource, ...]
-    files: tuple[Path, ...]
-    """The rule files (manifest and catalog aside) the rules were read from, in ruleset order."""
+    files: tuple[str, ...]
+    """The rule files (manifest and catalog aside) the rules were read from, in ruleset order,
+    relative to the layer."""
     digest: str
     diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def root(self) -> Path | None:
+        """The folder the layer was read from (None: it is only in memory)."""
+        return Path(self.layer.folder) if self.layer.folder else None
 
 
 @dataclass(frozen=True)
 class StackSource:
     """A ruleset and the rulesets it builds on, read: its layers, bottom (a base) first.
 
-    The top layer is the folder asked for; each base comes before the
+    The top layer is the ruleset asked for; each base comes before the
     rulesets built on it, and a base two layers share is read once.
     """
 
@@ -104,7 +172,43 @@ class StackSource:
 
     @property
     def top(self) -> RulesetSource:
-        return self.layers[-1]
+        """The ruleset asked for: the topmost layer of its own (one that `joins` adds to it)."""
+        return next(layer for layer in reversed(self.layers) if not layer.layer.joins)
+
+    def numbers(self) -> list[int]:
+        """Each layer's number, bottom first, as rules carry it: 0 the ruleset asked for, 1 its
+        base...: how many layers of their own are above it (one that `joins` is not)."""
+        above = 0
+        out: list[int] = []
+        for layer in reversed(self.layers):
+            out.append(above)
+            above += not layer.layer.joins
+        return out[::-1]
+
+    @property
+    def digest(self) -> str:
+        """The ruleset's one digest: a ruleset of its own keeps its layer's, a stack's covers
+        every layer's. A pin, a server and every answer row use this one."""
+        if len(self.layers) == 1:
+            return self.top.digest
+        lines = "".join(f"{layer.digest}\n" for layer in self.layers)
+        return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
+
+    def files(self) -> tuple[LayerFiles, ...]:
+        """The layers' bytes, bottom first: what `stack_of` reads the same stack back from."""
+        return tuple(layer.layer for layer in self.layers)
+
+    def over(self, layer: LayerFiles) -> StackSource:
+        """This stack with one more layer on top (its manifest's `base:` is not followed)."""
+        return StackSource((*self.layers, read_layer(layer)), self.diagnostics)
+
+
+def stack_of(layers: Sequence[LayerFiles]) -> StackSource:
+    """A stack read from layers held in memory, bottom first; the manifests' `base:` entries
+    are not followed (the layers are the stack)."""
+    if not layers:
+        raise ValueError("a stack needs at least one layer")
+    return StackSource(tuple(read_layer(layer) for layer in layers), ())
 
 
 def load_stack(root: Path | str) -> StackSource:
@@ -115,7 +219,7 @@ def load_stack(root: Path | str) -> StackSource:
     """
     layers: list[RulesetSource] = []
     found: list[Diagnostic] = []
-    _load_layer(Path(root).resolve(), (), layers, found)
+    _load_layer(Path(root), (), layers, found)
     return StackSource(tuple(layers), tuple(found))
 
 
@@ -123,18 +227,19 @@ def _load_layer(
     root: Path, above: tuple[Path, ...], layers: list[RulesetSource], found: list[Diagnostic]
 ) -> None:
     """Load root after its bases (depth first, each folder once), unless it is already loaded."""
-    if any(layer.root.resolve() == root for layer in layers):
+    resolved = root.resolve()
+    if any(layer.root == resolved for layer in layers):
         return
     source = load_source(root)
     manifest = source.manifest
     positions = source.manifest_positions
     for i, base in enumerate(manifest.base if manifest else ()):
         where = positions.value(("base", i))
-        folder = _base_folder(root, base, where, found)
+        folder = _base_folder(resolved, base, where, found)
         if folder is None:
             continue
-        if folder in (*above, root):
-            chain = " -> ".join(display_path(p) for p in (*above, root, folder))
+        if folder in (*above, resolved):
+            chain = " -> ".join(display_path(p) for p in (*above, resolved, folder))
             found.append(
                 Diagnostic(
                     Code.base_cycle,
@@ -152,7 +257,7 @@ def _load_layer(
                 )
             )
             continue
-        _load_layer(folder, (*above, root), layers, found)
+        _load_layer(folder, (*above, resolved), layers, found)
     layers.append(source)
 
 
@@ -183,67 +288,175 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def layer_name(folder: Path) -> str:
+    """How a folder's files are named in locations: the bundled library as
+    `library:default` (wherever the package is installed and whatever the working
+    directory), any other folder as `display_path` shows it."""
+    if folder.resolve() == bundled_library().resolve():
+        return f"{LIBRARY_PREFIX}{LIBRARY_NAME}"
+    return display_path(folder)
+
+
+def shown_source(source: str) -> str:
+    """A ruleset's or layer's `source` as a command's report shows it: a folder relative to the
+    working directory when it is under it (`library:default` and labels as they are)."""
+    return display_path(Path(source)) if os.path.isabs(source) else source
+
+
+def _not_a_folder(root: Path) -> RulesetError:
+    if not root.exists():
+        why = f"the folder {display_path(root)} does not exist"
+    else:
+        why = f"{display_path(root)} is not a folder: give the folder that holds {MANIFEST}"
+    return RulesetError([Diagnostic(Code.ruleset_not_found, why, Location(display_path(root)))])
+
+
+def read_folder(root: Path | str) -> LayerFiles:
+    """Read a ruleset folder's manifest, catalog and rule files into memory.
+
+    The limits are checked before a byte is read (a file's size, the number of
+    rule files, their bytes in all): what is past them is a problem, not
+    read. Raises RulesetError only when root is not a folder.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise _not_a_folder(root)
+    folder = root.resolve()
+    name = layer_name(root)
+    problems: list[Diagnostic] = []
+    files: dict[str, bytes] = {}
+    unread: set[str] = set()
+
+    def take(path: Path, rel: str) -> None:
+        where = Location(shown_file(name, rel))
+        try:
+            size = path.stat().st_size
+            if size > MAX_RULE_FILE_BYTES:
+                message = f"{size} bytes exceed the limit of {MAX_RULE_FILE_BYTES} bytes"
+                problems.append(Diagnostic(Code.file_too_large, message, where))
+                unread.add(rel)
+                return
+            files[rel] = path.read_bytes()
+        except OSError as exc:
+            problems.append(Diagnostic(Code.unreadable_file, str(exc), where))
+            unread.add(rel)
+
+    for special in (MANIFEST, CATALOG):
+        if (root / special).is_file():
+            take(root / special, special)
+    include, exclude = _globs(files.get(MANIFEST))
+    paths = rule_files(root, include, exclude)
+    past = _past_limits(len(paths), lambda: sum(_size(p) for p in paths), Location(name))
+    if past:
+        problems += past
+        paths = []
+    for path in paths:
+        take(path, path.relative_to(root).as_posix())
+    return LayerFiles(
+        name,
+        tuple(files.items()),
+        source=str(folder),
+        folder=str(folder),
+        problems=tuple(problems),
+        unread=frozenset(unread & {MANIFEST, CATALOG}),
+    )
+
+
+def _past_limits(count: int, total: Callable[[], int], where: Location) -> list[Diagnostic]:
+    """Why a layer's rule files are not read at all: too many, or too many bytes in all
+    (`total` is asked only when the count is within its limit)."""
+    if count > MAX_RULE_FILES:
+        message = f"{count} rule files exceed the limit of {MAX_RULE_FILES}"
+        return [Diagnostic(Code.too_many_files, message, where)]
+    size = total()
+    if size > MAX_RULESET_BYTES:
+        message = f"the rule files hold {size:,} bytes, past the limit of {MAX_RULESET_BYTES:,}"
+        return [Diagnostic(Code.ruleset_too_large, message, where)]
+    return []
+
+
+def _globs(manifest: bytes | None) -> tuple[Sequence[str], Sequence[str]]:
+    """The manifest's include and exclude globs (the defaults when it does not say or is
+    invalid: the manifest's own problems are reported when the layer is read)."""
+    if manifest is None:
+        return DEFAULT_INCLUDE, ()
+    try:
+        doc = parse_yaml(manifest.decode("utf-8"), MANIFEST)
+        parsed = ManifestDoc.model_validate(doc.value) if doc.value is not None else None
+    except (UnicodeDecodeError, ValidationError):
+        parsed = None
+    if parsed is None:
+        return DEFAULT_INCLUDE, ()
+    return parsed.include, parsed.exclude
+
+
 def load_source(root: Path | str) -> RulesetSource:
-    """Read and validate a ruleset folder.
+    """Read and validate a ruleset folder (`read_folder`, then `read_layer`).
+
+    Raises RulesetError only when root is not a folder.
+    """
+    return read_layer(read_folder(root))
+
+
+def read_layer(layer: LayerFiles) -> RulesetSource:
+    """Read and validate one layer held in memory.
 
     Problems come back in `diagnostics` (with whatever could still be read),
     so the compiler can add its own and an author sees every problem in one
-    run. Raises RulesetError only when root is not a folder.
+    run. The digest covers the manifest, the catalog and the rule files read,
+    each by its relative path and bytes.
     """
-    root = Path(root)
-    diagnostics: list[Diagnostic] = []
-    if not root.is_dir():
-        raise RulesetError(
-            [
-                Diagnostic(
-                    Code.ruleset_not_found, "not a ruleset folder", Location(display_path(root))
-                )
-            ]
-        )
+    diagnostics: list[Diagnostic] = list(layer.problems)
+    data = dict(layer.files)
     digest = hashlib.sha256()
 
-    def read(path: Path) -> YamlDocument | None:
-        data, doc = read_yaml_file(path, display_path(path), MAX_RULE_FILE_BYTES)
-        diagnostics.extend(doc.diagnostics)
-        if data is None:
+    def read(rel: str) -> YamlDocument | None:
+        shown = layer.shown(rel)
+        raw = data[rel]
+        if len(raw) > MAX_RULE_FILE_BYTES:
+            message = f"{len(raw)} bytes exceed the limit of {MAX_RULE_FILE_BYTES} bytes"
+            diagnostics.append(Diagnostic(Code.file_too_large, message, Location(shown)))
             return None
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            diagnostics.append(Diagnostic(Code.unreadable_file, str(exc), Location(shown)))
+            return None
+        doc = parse_yaml(text, shown)
+        diagnostics.extend(doc.diagnostics)
+        digest.update(rel.encode() + b"\0" + raw + b"\0")
         return doc
 
-    manifest_doc = _required(root / MANIFEST, read, diagnostics, Code.missing_manifest)
+    def required(rel: str, code: Code) -> YamlDocument | None:
+        """A file every ruleset has; a missing one is reported with code."""
+        if rel in layer.unread:
+            return None
+        if rel not in data:
+            diagnostics.append(
+                Diagnostic(code, f"the ruleset has no {rel}", Location(layer.shown(rel)))
+            )
+            return None
+        return read(rel)
+
+    manifest_doc = None if layer.joins else required(MANIFEST, Code.missing_manifest)
     manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
-    if manifest is not None and manifest.base and not (root / CATALOG).is_file():
+    if (layer.joins or (manifest is not None and manifest.base)) and CATALOG not in data:
         catalog_doc = None  # a layer inherits its base's catalog
     else:
-        catalog_doc = _required(root / CATALOG, read, diagnostics, Code.missing_catalog)
+        catalog_doc = required(CATALOG, Code.missing_catalog)
     catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
-    if manifest is None:
-        files = rule_files(root, DEFAULT_INCLUDE, ())
-    else:
-        files = rule_files(root, manifest.include, manifest.exclude)
-    if len(files) > MAX_RULE_FILES:
-        diagnostics.append(
-            Diagnostic(
-                Code.too_many_files,
-                f"{len(files)} rule files exceed the limit of {MAX_RULE_FILES}",
-                Location(display_path(root)),
-            )
-        )
-        files = []
-    total = sum(_size(p) for p in files)
-    if total > MAX_RULESET_BYTES:
-        diagnostics.append(
-            Diagnostic(
-                Code.ruleset_too_large,
-                f"the rule files hold {total:,} bytes, past the limit of {MAX_RULESET_BYTES:,}",
-                Location(display_path(root)),
-            )
-        )
+    include, exclude = (manifest.include, manifest.exclude) if manifest else (DEFAULT_INCLUDE, ())
+    files = select_rule_files(data, include, exclude)
+    past = _past_limits(
+        len(files), lambda: sum(len(data[rel]) for rel in files), Location(layer.name)
+    )
+    if past:
+        diagnostics += past
         files = []
     rules: list[RuleSource] = []
-    for path in files:
-        doc = read(path)
+    for rel in files:
+        doc = read(rel)
         if doc is None or (doc.value is None and doc.diagnostics):
             continue
         parsed = _validate(doc, RuleFileDoc, diagnostics)
@@ -256,25 +469,44 @@ def load_source(root: Path | str) -> RulesetSource:
             Diagnostic(
                 Code.ruleset_too_large,
                 f"{len(rules):,} rules exceed the limit of {MAX_RULESET_RULES:,}",
-                Location(display_path(root)),
+                Location(layer.name),
             )
         )
         rules = []
     return RulesetSource(
-        root=root,
+        layer=layer,
         manifest=manifest,
         manifest_positions=manifest_doc.positions
         if manifest_doc
-        else Positions(display_path(root / MANIFEST)),
+        else Positions(layer.shown(MANIFEST)),
         catalog=catalog,
-        catalog_positions=catalog_doc.positions
-        if catalog_doc
-        else Positions(display_path(root / CATALOG)),
+        catalog_positions=catalog_doc.positions if catalog_doc else Positions(layer.shown(CATALOG)),
         rules=tuple(rules),
         files=tuple(files),
         digest="sha256:" + digest.hexdigest(),
         diagnostics=tuple(diagnostics),
     )
+
+
+def select_rule_files(
+    paths: Iterable[str], include: Iterable[str], exclude: Iterable[str]
+) -> list[str]:
+    """The rule files among a layer's relative paths, as `rule_files` finds them in a folder:
+    included, not excluded, not cases, not hidden, not the manifest or the catalog; sorted."""
+    included = [tuple(p.split("/")) for p in include]
+    excluded = [tuple(p.split("/")) for p in exclude]
+    out = []
+    for rel in paths:
+        parts = tuple(PurePosixPath(rel).parts)
+        if (
+            rel not in (MANIFEST, CATALOG)
+            and not any(part.startswith(".") for part in parts)
+            and not parts[-1].endswith(CASES_SUFFIX)
+            and any(glob_match(parts, p) for p in included)
+            and not any(glob_match(parts, p) for p in excluded)
+        ):
+            out.append(rel)
+    return sorted(out)
 
 
 def _size(path: Path) -> int:
@@ -365,21 +597,6 @@ def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
         return i < len(parts) and fnmatch.fnmatchcase(parts[i], pattern[j]) and match(i + 1, j + 1)
 
     return match(0, 0)
-
-
-def _required(
-    path: Path,
-    read: Callable[[Path], YamlDocument | None],
-    diagnostics: list[Diagnostic],
-    code: Code,
-) -> YamlDocument | None:
-    """Read a file every ruleset has; a missing one is reported with code."""
-    if not path.is_file():
-        diagnostics.append(
-            Diagnostic(code, f"the ruleset has no {path.name}", Location(display_path(path)))
-        )
-        return None
-    return read(path)
 
 
 def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic]) -> DocT | None:

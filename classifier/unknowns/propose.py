@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,18 +43,19 @@ import yaml
 
 from classifier.answer import NearMiss
 from classifier.descriptor import Descriptor
-from classifier.engine.compiler import load_ruleset
+from classifier.engine.compiler import compile_stack
 from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.generic_types import is_generic
 from classifier.lint.checks import lint_report
 from classifier.redact import DEFAULT as REDACTOR
-from classifier.regress.cases import read_case_file
+from classifier.regress.cases import CaseFile, parse_case_file
 from classifier.regress.corpus import Entry
 from classifier.regress.diff import RuleDiff, diff_rulesets, render_json, render_markdown
 from classifier.regress.runner import check_case
 from classifier.source.descriptor_file import descriptor_dict
+from classifier.source.loader import CATALOG, LayerFiles, layer_files, load_stack
 from classifier.taxonomy import ErrorClass
 from classifier.text import plural
 from classifier.unknowns.class_choice import (
@@ -72,7 +71,9 @@ from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS
 from classifier.unknowns.report import Report
 
 DRAFTS_FOLDER = "unknowns-drafts"
-"""Where, inside a copy of the target ruleset, the drafts are checked."""
+"""The name of the in-memory layer the drafts are checked in (it joins the target's own)."""
+DRAFTS_FILE = "drafts.yaml"
+DRAFTS_CASES = "drafts.cases.yaml"
 MIN_WORDS = 2
 """A message condition needs a run of at least this many literal words."""
 MAX_CASES = 3
@@ -286,9 +287,8 @@ class Checker:
         self.entries = entries
         self.clusters = clusters
         self.baseline = {_warning_key(d) for d in lint_report(ruleset).warnings}
-        self.catalog: dict[str, Any] = yaml.safe_load(
-            (rules_dir / "actions.yaml").read_text(encoding="utf-8")
-        )
+        self.target = load_stack(rules_dir)
+        """The target as the source stage read it: drafts are compiled over it, in memory."""
         self.members: dict[str, set[str]] = {}
         """cluster id -> distinct descriptors Unknown under the target, by descriptor key."""
         seen: set[str] = set()
@@ -314,39 +314,23 @@ class Checker:
         cases: Sequence[dict[str, Any]] = (),
     ) -> tuple[list[str], RuleDiff | None]:
         """Problems with adding `rules` (each the draft for its cluster), and the replay."""
-        with tempfile.TemporaryDirectory(prefix="classifier-propose-") as tmp:
-            root = Path(tmp) / "rules"
-            shutil.copytree(self.rules_dir, root)
-            _add_actions(root, [a for a in actions if a.new], self.catalog)
-            folder = root / DRAFTS_FOLDER
-            folder.mkdir(exist_ok=True)
-            (folder / "drafts.yaml").write_text(
-                yaml.safe_dump(
-                    {"rules": [r for _, r in rules]}, sort_keys=False, allow_unicode=True
-                ),
-                encoding="utf-8",
-            )
-            try:
-                head = load_ruleset(root)
-            except RulesetError as exc:
-                return [f"does not load: {d.render()}" for d in exc.diagnostics[:3]], None
-            problems = [
-                f"check --strict: {d.render()}"
-                for d in lint_report(head).warnings
-                if _warning_key(d) not in self.baseline
-            ]
-            diff = diff_rulesets(
-                self.ruleset, head, self.entries, base_label="target", head_label="with the draft"
-            )
-            problems += self._replay_problems(rules, diff)
-            if cases and not problems:
-                path = folder / "drafts.cases.yaml"
-                path.write_text(
-                    yaml.safe_dump({"cases": list(cases)}, sort_keys=False, allow_unicode=True),
-                    encoding="utf-8",
-                )
-                problems += _case_problems(head, path)
-            return problems, diff
+        layer = drafts_layer([r for _, r in rules], [a for a in actions if a.new])
+        try:
+            head = compile_stack(self.target.over(layer))
+        except RulesetError as exc:
+            return [f"does not load: {d.render()}" for d in exc.diagnostics[:3]], None
+        problems = [
+            f"check --strict: {d.render()}"
+            for d in lint_report(head).warnings
+            if _warning_key(d) not in self.baseline
+        ]
+        diff = diff_rulesets(
+            self.ruleset, head, self.entries, base_label="target", head_label="with the draft"
+        )
+        problems += self._replay_problems(rules, diff)
+        if cases and not problems:
+            problems += _case_problems(head, drafted_cases(cases))
+        return problems, diff
 
     def _replay_problems(
         self, rules: Sequence[tuple[Cluster, dict[str, Any]]], diff: RuleDiff
@@ -398,9 +382,29 @@ class Checker:
         return problems
 
 
-def _case_problems(head: Ruleset, path: Path) -> list[str]:
-    """The drafted case file, read as `classifier test` reads it, judged under `head`."""
-    case_file = read_case_file(path)
+def drafts_layer(rules: Sequence[dict[str, Any]], actions: Sequence[ActionChoice]) -> LayerFiles:
+    """The drafts, and the catalog entries they need, as a layer held in memory that joins the
+    target's own (as if written into its folder): nothing is copied or written to disk."""
+    files = {
+        DRAFTS_FILE: yaml.safe_dump({"rules": list(rules)}, sort_keys=False, allow_unicode=True)
+    }
+    entries = {a.id: {"id": a.id, "summary": a.summary} for a in actions}
+    if entries:
+        files[CATALOG] = yaml.safe_dump(
+            {"actions": list(entries.values())}, sort_keys=False, allow_unicode=True
+        )
+    return layer_files(DRAFTS_FOLDER, files, joins=True)
+
+
+def drafted_cases(cases: Sequence[dict[str, Any]]) -> CaseFile:
+    """The drafted case file, read (from memory) as `classifier test` reads one."""
+    text = yaml.safe_dump({"cases": list(cases)}, sort_keys=False, allow_unicode=True)
+    path = Path(DRAFTS_FOLDER) / DRAFTS_CASES
+    return parse_case_file(text, path, path.as_posix())
+
+
+def _case_problems(head: Ruleset, case_file: CaseFile) -> list[str]:
+    """The drafted case file judged under `head`, as `classifier test` judges it."""
     problems = [f"cases: {d.render()}" for d in case_file.diagnostics]
     problems += [f"cases: {d.render()}" for bad in case_file.bad_cases for d in bad.diagnostics]
     for case in case_file.cases:
@@ -414,22 +418,9 @@ _AT = re.compile(r"\S+\.yaml:\d+:\d+")
 
 
 def _warning_key(d: Diagnostic) -> tuple[str, str, str]:
-    """A lint warning apart from where the ruleset folder is (the drafts are checked in a copy)."""
+    """A lint warning apart from where it is (a draft's rules sit in another file than the
+    target's, and its lines move the target's warnings about them)."""
     return (str(d.code), d.rule_id, _AT.sub("<at>", d.message))
-
-
-def _add_actions(root: Path, actions: Sequence[ActionChoice], catalog: dict[str, Any]) -> None:
-    """Drafted catalog entries appended (once each) to the copy's actions.yaml."""
-    if not actions:
-        return
-    entries = list(catalog["actions"])
-    known = {a["id"] for a in entries}
-    for a in actions:
-        if a.id not in known:
-            known.add(a.id)
-            entries.append({"id": a.id, "summary": a.summary})
-    text = yaml.safe_dump({**catalog, "actions": entries}, sort_keys=False, allow_unicode=True)
-    (root / "actions.yaml").write_text(text, encoding="utf-8")
 
 
 def _rule(rule_id: str, c: Cluster, draft: Draft, klass: ClassChoice, action: ActionChoice,

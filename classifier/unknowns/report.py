@@ -21,6 +21,7 @@ from classifier.engine.explain import explain, near_miss_lines
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError
 from classifier.source.descriptor_file import descriptor_from_data
+from classifier.source.loader import shown_source
 from classifier.taxonomy import ErrorClass
 from classifier.text import plural
 from classifier.unknowns.cluster import Cluster, Clusters, Example
@@ -165,7 +166,9 @@ def render_text(r: Report) -> str:
     lines = [f"classifier unknowns: {headline(r)}"]
     if r.ruleset is not None:
         rs = r.ruleset
-        lines.append(f"ruleset: {rs.name} {rs.version} ({rs.digest[:19]}), {rs.source}")
+        lines.append(
+            f"ruleset: {rs.name} {rs.version} ({rs.digest[:19]}), {shown_source(rs.source)}"
+        )
     else:
         lines.append("ruleset: none given (--rules DIR adds near misses and coverage)")
     for i, a in enumerate(r.assessed, 1):

@@ -160,7 +160,7 @@ def test_a_shipped_pin_needs_no_folder_and_a_changed_folder_fails_the_load(
     shipped, ruleset = pin_ruleset(copy)
     by_path, _ = pin_ruleset(copy, ship=False)
     shutil.rmtree(copy)
-    fresh = RulesetPin(shipped.digest, shipped.folder, shipped.files, "fresh")  # not cached
+    fresh = RulesetPin(shipped.digest, shipped.folder, shipped.layers, "fresh")  # not cached
     assert load_pinned(fresh).digest == ruleset.digest
     shutil.copytree(small, copy)
     (copy / "rules.yaml").write_text((copy / "rules.yaml").read_text() + "\n# edited\n")
