@@ -31,7 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where = p.add_mutually_exclusive_group()
     add_rules(where, what="answer in process with this ruleset folder")
     add_server(
-        p, address=None, addr_help="ask the server at this address instead", addr_group=where
+        p,
+        address=None,
+        timeout=None,
+        addr_help="ask the server at this address instead",
+        addr_group=where,
     )
     p.add_argument(
         "descriptor", metavar="FILE", help="descriptor file (YAML or JSON), or - for stdin"
@@ -84,7 +88,7 @@ def _remote(
     args: argparse.Namespace, descriptor: Descriptor, explained: bool, rule: str | None = None
 ) -> Answered | int:
     try:
-        with client_from(args) as client:
+        with client_from(args, explained=explained) as client:
             reply = client.classify(descriptor, explain=explained, explain_rule=rule or "")
     except DescriptorError as exc:
         for violation in exc.violations:

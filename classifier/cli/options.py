@@ -15,6 +15,10 @@ from classifier.client import DEFAULT_TIMEOUT, TLS, Client
 from classifier.server.app import DEFAULT_ADDRESS
 from classifier.source.library import bundled_library
 
+EXPLAIN_TIMEOUT = 10.0
+"""`--timeout`'s default for a call asking for an explanation (the server bounds one at
+limits.EXPLAIN_TIMEOUT_SECONDS)."""
+
 
 class Exit(IntEnum):
     """Exit statuses: each number means the same kind of outcome in every subcommand."""
@@ -96,7 +100,7 @@ def add_server(
     parser: argparse.ArgumentParser | Any,
     *,
     address: str | None = DEFAULT_ADDRESS,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = DEFAULT_TIMEOUT,
     addr_help: str = "",
     addr_group: Any = None,
 ) -> None:
@@ -113,12 +117,17 @@ def add_server(
         metavar="HOST:PORT",
         help=(addr_help or "the server's address") + default,
     )
+    shown = (
+        f"{timeout:g}"
+        if timeout is not None
+        else f"{DEFAULT_TIMEOUT:g}, or {EXPLAIN_TIMEOUT:g} for an explanation"
+    )
     parser.add_argument(
         "--timeout",
         type=float,
         default=timeout,
         metavar="SECONDS",
-        help=f"how long to wait for the server (default: {timeout:g})",
+        help=f"how long to wait for the server (default: {shown})",
     )
     add_tls(parser)
 
@@ -172,7 +181,12 @@ def server_failure(address: str, failure: str) -> str:
     return f"{address}: {failure}"
 
 
-def client_from(args: argparse.Namespace) -> Client:
+def client_from(args: argparse.Namespace, *, explained: bool = False) -> Client:
     """A client for `--addr` with the TLS flags and `--timeout` (ValueError for unusable
-    TLS files); it does not retry, so an unreachable server is reported at once."""
-    return Client(args.addr, tls=tls_from(args), timeout=args.timeout, attempts=1)
+    TLS files); it does not retry, so an unreachable server is reported at once. Without
+    `--timeout`, a call that asks for an explanation waits EXPLAIN_TIMEOUT: it costs about
+    a hundred answers and may start the server's explaining process."""
+    timeout = args.timeout
+    if timeout is None:
+        timeout = EXPLAIN_TIMEOUT if explained else DEFAULT_TIMEOUT
+    return Client(args.addr, tls=tls_from(args), timeout=timeout, attempts=1)

@@ -14,7 +14,7 @@ import pytest
 import classifier
 from classifier.cli import build_parser, main
 from classifier.cli.inputs import classification_of
-from classifier.cli.options import EXIT_MEANINGS, Exit
+from classifier.cli.options import EXIT_MEANINGS, Exit, client_from
 from classifier.client import Answer, Client, ReloadResult
 from classifier.taxonomy import Effect
 from tests.conftest import StartApp
@@ -336,3 +336,22 @@ def test_given_the_wrong_kind_of_port_a_command_says_which_it_expected(
     code, _, err = _out(capsys, ["unknowns", "--addr", admin_port])
     assert code == 2
     assert "--admin-addr HOST:PORT" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "explained", "want"),
+    [
+        (["classify", "--addr", "h:1", "d.yaml"], False, 0.25),
+        (["classify", "--explain", "--addr", "h:1", "d.yaml"], True, 10.0),
+        (["explain", "--addr", "h:1", "d.yaml"], True, 10.0),
+        (["explain", "--addr", "h:1", "--timeout", "0.5", "d.yaml"], True, 0.5),
+    ],
+)
+def test_an_explanation_waits_longer_than_an_answer_unless_told(
+    argv: list[str], explained: bool, want: float
+) -> None:
+    """Without --timeout an explanation (a hundred answers' work, perhaps starting the
+    explaining process) waits 10 s, an answer 0.25 s; --timeout rules either."""
+    args = build_parser().parse_args(argv)
+    with client_from(args, explained=explained) as client:
+        assert client.timeout == want
