@@ -36,6 +36,7 @@ var googleErrors = map[string]bool{
 //   - openai-go, anthropic-sdk-go and other Stainless SDKs (*apierror.Error): the fields
 //     StatusCode, Code, Message, and RawJSON() (openai-go: the body's `error` object;
 //     anthropic-sdk-go: the whole body, `{"type": "error", "error": {"type": ...}}`);
+//     a stream's error event (openai-go's *ssestream.StreamError): Event.Data;
 //   - google.golang.org/genai's APIError: Code (the HTTP status), Status
 //     (RESOURCE_EXHAUSTED), Message; google.golang.org/api's *googleapi.Error: Code, Body;
 //   - any error with Timeout() true (net.Error, context.DeadlineExceeded, os.ErrDeadlineExceeded).
@@ -105,6 +106,13 @@ func fields(e error, ev *evidence) {
 	}
 	if code, ok := stringField(v, "Code"); ok && ev.code == "" && !ev.isStatus(code) {
 		ev.code = code
+	}
+	if event := v.FieldByName("Event"); event.IsValid() && event.Kind() == reflect.Struct {
+		// openai-go's *ssestream.StreamError: the error event of a stream, its SSE data
+		// `{"error": {"code": "rate_limit_exceeded", ...}}` in Event.Data.
+		if data := event.FieldByName("Data"); data.IsValid() && data.Kind() == reflect.Slice && data.Type().Elem().Kind() == reflect.Uint8 {
+			ev.body(string(data.Bytes()))
+		}
 	}
 }
 
