@@ -10,7 +10,7 @@ RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client go-client go-test bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ setup: $(STAMP)  ## create .venv and install the package with its dev tools (and
 run: $(STAMP)  ## serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
+test: check go-test  ## lint, type-check, the Go module's checks, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -47,6 +47,7 @@ typecheck: $(STAMP)
 proto: $(STAMP)  ## regenerate classifier/_proto (and the Node client's copy) from proto/
 	$(BIN)/python tools/gen_proto.py
 	$(BIN)/python tools/gen_node_client.py
+	$(BIN)/python tools/gen_go_client.py
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
@@ -57,6 +58,15 @@ schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) 
 
 node-client: $(STAMP)  ## regenerate examples/node/generated/ (the proto, descriptor schema and facts the Node package ships)
 	$(BIN)/python tools/gen_node_client.py
+
+GO_DIRS := clients/go tests/conformance/go
+go-client: $(STAMP)  ## regenerate clients/go's version.go, facts.go and stubs (buf generate, pinned protoc-gen-go plugins)
+	$(BIN)/python tools/gen_go_client.py
+
+go-test:  ## the Go module and the Go conformance worker: gofmt -l (empty), go vet, go test (modules from the proxy as go.sum pins them)
+	@unformatted="$$(gofmt -l $(GO_DIRS))"; test -z "$$unformatted" || { echo "gofmt -l: $$unformatted"; exit 1; }
+	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
+	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...
 
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
