@@ -12,6 +12,8 @@ require (
 	github.com/openai/openai-go/v3 v3.100.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/tmc/langchaingo v0.1.14
+	golang.org/x/sync v0.25.0
+	golang.org/x/time v0.16.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -55,7 +57,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
