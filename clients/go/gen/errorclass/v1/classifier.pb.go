@@ -483,7 +483,21 @@ type ExceptionDescriptor struct {
 	Language string `protobuf:"bytes,9,opt,name=language,proto3" json:"language,omitempty"`
 	// The model provider, as OpenTelemetry's gen_ai.provider.name (openai, anthropic, ...).
 	Provider string `protobuf:"bytes,10,opt,name=provider,proto3" json:"provider,omitempty"`
-	// Anything else the runtime knows.
+	// Anything else the runtime knows. The service gives a meaning to these keys, for
+	// what only the runtime knows (docs/clients.md, "What only the runtime knows"; the
+	// Python and Node helpers set them from keyword options, never by hand):
+	//
+	//	time_limit      "tool": the tool wrapper's own time limit fired (origin tool;
+	//	                ToolTimeout, effect continue); "run": the run's or a step's
+	//	                deadline fired (Timeout, effect fail). Absent on a timeout the
+	//	                tool itself raised (its own client): ToolError.
+	//	veto            "budget", "quota", "policy": an interceptor vetoed the next step
+	//	                on purpose (origin interceptor; BudgetExceeded, QuotaExceeded,
+	//	                ContentBlocked, effect pause). Another value is Unknown.
+	//	stage           "load", "parse", "compile", "validate": the runtime failed on the
+	//	                agent definition there (origin runtime; CompilationFailed).
+	//	provider_calls  a count: the provider calls answered before reconciliation found
+	//	                the run gone (origin reconciler; "0" is Infrastructure).
 	Attributes    map[string]string `protobuf:"bytes,11,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
