@@ -6,7 +6,8 @@
 - The README's two blocks run as written in a new module outside the repository (a
   `replace` to clients/go, then `go get` of the version): the program times a real
   `http.Client` out against a loopback server that never answers, describes the error
-  with errorclass.Describe, and a running server answers Timeout.
+  with errorclass.Describe, and a running server answers Timeout; a second program's
+  descriptor without a type comes back as a DescriptorError naming `descriptor.type`.
 """
 
 from __future__ import annotations
@@ -95,3 +96,39 @@ def test_a_program_outside_the_repository_gets_timeout_from_the_server(
     env.update(CLASSIFIER_ADDR=f"127.0.0.1:{server.port}", SLOW_URL=never_answers)
     out = run("go run .", app, env)
     assert out.strip() == "Timeout 7 RUN_EFFECT_FAIL", out
+    (app / "refused").mkdir()
+    (app / "refused" / "main.go").write_text(REFUSED)
+    out = run("go run ./refused", app, env)
+    assert out.strip() == "descriptor.type: must not be empty", out
+
+
+REFUSED = """package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	errorclass "github.com/errorclass/classifier/clients/go"
+	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+)
+
+// A descriptor with no type: the real server answers INVALID_ARGUMENT naming the field.
+func main() {
+	client, err := errorclass.Dial(os.Getenv("CLASSIFIER_ADDR"), errorclass.WithTimeout(10*time.Second))
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	_, err = client.ClassifyDescriptor(context.Background(), &errorclassv1.ExceptionDescriptor{Language: "go"})
+	var refused *errorclass.DescriptorError
+	if !errors.As(err, &refused) {
+		panic(fmt.Sprint("not a DescriptorError: ", err))
+	}
+	for _, v := range refused.Violations {
+		fmt.Printf("%s: %s\\n", v.Field, v.Description)
+	}
+}
+"""
