@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client go-client go-test bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -38,7 +38,7 @@ setup: $(STAMP) browser  ## create .venv and install the package with its dev to
 run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check browser  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
+test: check browser go-test  ## lint, type-check, the Go module's checks, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -47,6 +47,7 @@ cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule mu
 drift: $(STAMP)  ## the SDK drift check: every exception class of the pinned SDKs has a rule or a listed reason (also in make test)
 	$(BIN)/python -m tests.conformance.drift
 	if command -v node >/dev/null && command -v npm >/dev/null; then $(BIN)/python -m tests.conformance.drift.node; fi
+	if command -v go >/dev/null; then $(BIN)/python -m tests.conformance.drift.golang; fi
 
 check: lint typecheck  ## ruff, mypy and buf lint
 
@@ -61,6 +62,7 @@ typecheck: $(STAMP)
 proto: $(STAMP)  ## regenerate classifier/_proto (and the Node client's copy) from proto/
 	$(BIN)/python tools/gen_proto.py
 	$(BIN)/python tools/gen_node_client.py
+	$(BIN)/python tools/gen_go_client.py
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
@@ -71,6 +73,15 @@ schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) 
 
 node-client: $(STAMP)  ## regenerate examples/node/generated/ (the proto, descriptor schema and facts the Node package ships)
 	$(BIN)/python tools/gen_node_client.py
+
+GO_DIRS := clients/go tests/conformance/go
+go-client: $(STAMP)  ## regenerate clients/go's version.go, facts.go and stubs (buf generate, pinned protoc-gen-go plugins)
+	$(BIN)/python tools/gen_go_client.py
+
+go-test:  ## the Go module and the Go conformance worker: gofmt -l (empty), go vet, go test (modules from the proxy as go.sum pins them)
+	@unformatted="$$(gofmt -l $(GO_DIRS))"; test -z "$$unformatted" || { echo "gofmt -l: $$unformatted"; exit 1; }
+	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
+	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...
 
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)

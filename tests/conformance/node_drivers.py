@@ -18,19 +18,15 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
-import os
-import selectors
 import shutil
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any
 
 from tests.conformance.drivers import Driver, Outcome
+from tests.conformance.line_worker import LineWorker, WorkerError, worker_environment
 from tests.conformance.loader import Scenario
 from tests.support import ROOT
 
@@ -45,17 +41,17 @@ NODE_SDKS: dict[str, tuple[str, ...]] = {
     "node.fetch": ("openai", "azure", "anthropic", "gemini"),
 }
 """Each Node driver and the APIs it can call (worker.mjs --list says the same; a test checks)."""
-ANSWER_LIMIT_S = 30.0
-"""The longest one pair may take before the worker is declared stuck (it bounds each call at 15 s)."""
 NPM_LIMIT_S = 600.0
+
+
+NodeWorkerError = WorkerError
+"""The Node worker died, hung, or could not run the driver."""
+# Re-exported: the Node tests and the drift check import them from here.
+__all__ = ["NodeWorkerError", "worker_environment"]
 
 
 class NodeUnavailableError(RuntimeError):
     """node or npm is missing, or `npm ci` failed."""
-
-
-class NodeWorkerError(RuntimeError):
-    """The worker died, hung, or could not run the driver."""
 
 
 def node_available() -> bool:
@@ -90,110 +86,17 @@ def npm_ci(folder: Path) -> None:
         stamp.write_text(digest)
 
 
-def worker_environment() -> dict[str, str]:
-    """The worker's environment: no proxies (everything is 127.0.0.1), no AWS config or
-    credential lookups beyond the static dummy keys, no SDK telemetry or update nags."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.lower().endswith("_proxy") and not k.startswith(("AWS_", "OPENAI_", "ANTHROPIC_"))
-    }
-    env.update(
-        {
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "AWS_CONFIG_FILE": os.devnull,
-            "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-            "NO_UPDATE_NOTIFIER": "1",
-            "NODE_NO_WARNINGS": "1",
-        }
-    )
-    return env
-
-
-class NodeWorker:
+class NodeWorker(LineWorker):
     """`node worker.mjs`, started once; `call` sends one request and waits for its answer."""
 
     def __init__(self, helper: Path | None = None) -> None:
         env = worker_environment()
-        # SDK warnings and crashes go to a file, shown when the worker fails; closed in close().
-        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         if helper is not None:
             env["CONFORMANCE_NODE_HELPER"] = str(helper)
-        self.proc = subprocess.Popen(
-            ["node", str(NODE_DIR / "worker.mjs")],
-            cwd=NODE_DIR,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=env,
-        )
-        self._selector = selectors.DefaultSelector()
-        assert self.proc.stdout is not None
-        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
-
-    def call(self, sdk: str, scenario: Scenario, base: str) -> dict[str, Any]:
-        request = {
-            "sdk": sdk,
-            "base": base,
-            "scenario": {
-                "id": scenario.id,
-                "api": scenario.api,
-                "stream": scenario.stream is not None,
-                "fault": scenario.fault,
-                "request": dict(scenario.request),
-            },
-        }
-        stdin: IO[str] | None = self.proc.stdin
-        if stdin is None or self.proc.poll() is not None:
-            raise NodeWorkerError(f"the Node worker is not running: {self.stderr_tail()}")
-        stdin.write(json.dumps(request) + "\n")
-        stdin.flush()
-        line = self._readline(ANSWER_LIMIT_S)
-        answer: dict[str, Any] = json.loads(line)
-        if answer.get("outcome") == "driver_error":
-            raise NodeWorkerError(f"{sdk} on {scenario.id}: {answer.get('chain')}")
-        return answer
-
-    def _readline(self, limit: float) -> str:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + limit
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                tail = self.stderr_tail()
-                self.close()
-                raise NodeWorkerError(f"no answer within {limit} s: {tail}")
-            if self._selector.select(timeout=left):
-                line = self.proc.stdout.readline()
-                if not line:
-                    self.proc.wait(timeout=5)
-                    raise NodeWorkerError(f"the Node worker exited: {self.stderr_tail()}")
-                return line
-
-    def stderr_tail(self, chars: int = 2000) -> str:
-        """What the worker wrote to stderr lately (a crash's stack, SDK warnings)."""
-        self._stderr.flush()
-        self._stderr.seek(0)
-        return self._stderr.read()[-chars:]
-
-    def close(self) -> None:
-        """Close stdin (the worker ends its loop), then wait; kill it if it does not go."""
-        if self.proc.poll() is None:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._selector.close()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._stderr.close()
+        super().__init__(["node", str(NODE_DIR / "worker.mjs")], NODE_DIR, env, "Node")
 
 
-def node_drivers(worker: NodeWorker) -> dict[str, Driver]:
+def node_drivers(worker: LineWorker) -> dict[str, Driver]:
     """A driver per Node SDK, each one request to the worker; the runner judges the descriptor."""
 
     def driver_for(sdk: str) -> Driver:

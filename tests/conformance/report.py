@@ -21,6 +21,8 @@ from classifier.client import Client
 from classifier.server import create_server
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import serving
+from tests.conformance.go_drivers import go_available
+from tests.conformance.go_drivers import running as running_go
 from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
@@ -34,8 +36,10 @@ def run(
     rules: Path = BUNDLED_RULES,
     node: bool = True,
     node_helper: Path | None = None,
+    go: bool = True,
 ) -> list[Result]:
-    """Every pair (or those of `sdks`), the Node drivers too where node is installed;
+    """Every pair (or those of `sdks`), the Node and Go drivers too where node and go are
+    installed;
     `rules` and `node_helper` swap in another ruleset or Node helper (for a baseline)."""
     scenarios = load_scenarios()
     drivers = load_all()
@@ -47,6 +51,8 @@ def run(
             client = stack.enter_context(Client(f"127.0.0.1:{server.port}"))
             if node and node_available():
                 drivers = {**drivers, **stack.enter_context(running_node(node_helper))}
+            if go and go_available() and (sdks is None or any(s.startswith("go.") for s in sdks)):
+                drivers = {**drivers, **stack.enter_context(running_go())}
             return [
                 judge(sdk, scenario, drivers[sdk], provider, client)
                 for sdk, scenario in pairs(scenarios, drivers)
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rules", type=Path, default=BUNDLED_RULES, help="the ruleset to serve (default: rules/)"
     )
     parser.add_argument("--no-node", action="store_true", help="leave out the Node drivers")
+    parser.add_argument("--no-go", action="store_true", help="leave out the Go drivers")
     parser.add_argument(
         "--node-helper",
         type=Path,
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         rules=args.rules,
         node=not args.no_node,
         node_helper=args.node_helper,
+        go=not args.no_go,
     )
     print(table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")

@@ -1,0 +1,168 @@
+package errorclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+)
+
+func types(d *errorclassv1.ExceptionDescriptor) []string {
+	out := []string{d.Type}
+	for _, c := range d.Causes {
+		out = append(out, c.Type)
+	}
+	return out
+}
+
+func TestAnHTTPClientTimeoutIsAURLErrorThatSaysTimeout(t *testing.T) {
+	hang := make(chan struct{})
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer server.Close()
+	defer close(hang)
+	client := &http.Client{Timeout: 50 * time.Millisecond}
+	_, err := client.Get(server.URL)
+	if err == nil {
+		t.Fatal("the request did not time out")
+	}
+	d := Describe(err, errorclassv1.Origin_ORIGIN_PROVIDER, "OpenAI")
+	if d.Type != "*url.Error" || d.Language != "go" || d.Provider != "openai" {
+		t.Fatalf("got %v %q %q", types(d), d.Language, d.Provider)
+	}
+	if d.Attributes[AttrTimeout] != "true" || d.Attributes[AttrContext] != "deadline_exceeded" {
+		t.Fatalf("attributes %v (chain %v)", d.Attributes, types(d))
+	}
+	if !strings.Contains(d.Message, "Client.Timeout exceeded") {
+		t.Fatalf("message %q", d.Message)
+	}
+}
+
+func TestARefusedConnectionKeepsTheWholeChain(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := listener.Addr().String()
+	listener.Close()
+	_, err = http.Get("http://" + addr)
+	d := Describe(err, errorclassv1.Origin_ORIGIN_PROVIDER, "")
+	got := strings.Join(types(d), " ")
+	if got != "*url.Error *net.OpError *os.SyscallError syscall.Errno" {
+		t.Fatalf("chain %s", got)
+	}
+	if _, set := d.Attributes[AttrTimeout]; set {
+		t.Fatalf("a refusal is no timeout: %v", d.Attributes)
+	}
+}
+
+type loop struct{ next error }
+
+func (l *loop) Error() string { return "loop" }
+func (l *loop) Unwrap() error { return l.next }
+
+func TestTheChainIsDepthFirstEachErrorOnceAndBounded(t *testing.T) {
+	_, pathErr := os.Open("/nonexistent/errorclass")
+	a := fmt.Errorf("tool read_file: %w", pathErr)
+	joined := errors.Join(a, context.Canceled, a)
+	d := Describe(joined, errorclassv1.Origin_ORIGIN_TOOL, "")
+	got := strings.Join(types(d), " ")
+	if got != "*errors.joinError *fmt.wrapError *fs.PathError syscall.Errno *errors.errorString" {
+		t.Fatalf("chain %s", got)
+	}
+	if d.Attributes[AttrContext] != "canceled" {
+		t.Fatalf("attributes %v", d.Attributes)
+	}
+	var pe *fs.PathError
+	if !errors.As(joined, &pe) {
+		t.Fatal("not a path error")
+	}
+
+	cycle := &loop{}
+	cycle.next = &loop{next: cycle}
+	if n := len(Describe(cycle, 0, "").Causes); n != 1 {
+		t.Fatalf("a cycle gave %d causes", n)
+	}
+	var deep error = errors.New("root")
+	for i := range 100 {
+		deep = fmt.Errorf("level %d: %w", i, deep)
+	}
+	if n := len(Describe(deep, 0, "").Causes); n != MaxCauses {
+		t.Fatalf("%d causes, want the limit %d", n, MaxCauses)
+	}
+}
+
+func TestAGRPCStatusAnywhereInTheChain(t *testing.T) {
+	err := fmt.Errorf("call tool: %w", status.Error(codes.DeadlineExceeded, "deadline"))
+	d := Describe(err, errorclassv1.Origin_ORIGIN_TOOL, "")
+	if d.GrpcStatus == nil || *d.GrpcStatus != int32(codes.DeadlineExceeded) {
+		t.Fatalf("grpc_status %v", d.GrpcStatus)
+	}
+	if d.Causes[0].Type != "*status.Error" || *d.Causes[0].GrpcStatus != 4 {
+		t.Fatalf("causes %v", d.Causes)
+	}
+}
+
+type panicky struct{}
+
+func (*panicky) Error() string { panic("boom") }
+
+func TestDescribeNeverPanicsAndKeepsTheLimits(t *testing.T) {
+	var typedNil *panicky
+	d := Describe(typedNil, 0, "")
+	if d.Type != "*errorclass.panicky" || !strings.Contains(d.Message, "panicked") {
+		t.Fatalf("got %q %q", d.Type, d.Message)
+	}
+	long := errors.New(strings.Repeat("é", MaxMessageChars+10))
+	if n := len([]rune(Describe(long, 0, "").Message)); n != MaxMessageChars {
+		t.Fatalf("message of %d characters", n)
+	}
+	if Describe(nil, 0, "") != nil {
+		t.Fatal("a nil error has no descriptor")
+	}
+}
+
+// Shapes of the SDKs' errors, as their sources declare them (the conformance suite
+// raises the real ones against a loopback server).
+type stainlessError struct {
+	Code       string
+	Message    string
+	StatusCode int
+	raw        string
+}
+
+func (e *stainlessError) Error() string  { return fmt.Sprintf("API error: %d", e.StatusCode) }
+func (e stainlessError) RawJSON() string { return e.raw }
+
+func TestTheProviderBodyIsReadAsThePythonHelperReadsIt(t *testing.T) {
+	openai := &stainlessError{Code: "context_length_exceeded", Message: "maximum context length", StatusCode: 400}
+	d := Describe(fmt.Errorf("chat: %w", openai), errorclassv1.Origin_ORIGIN_PROVIDER, "openai")
+	if d.Code != "context_length_exceeded" || *d.HttpStatus != 400 || !strings.Contains(d.Message, "maximum context length") {
+		t.Fatalf("got %q %v %q", d.Code, d.HttpStatus, d.Message)
+	}
+	anthropic := &stainlessError{StatusCode: 429, raw: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down","details":{"error_code":"ramp_limit_exceeded"}}}`}
+	d = Describe(anthropic, errorclassv1.Origin_ORIGIN_PROVIDER, "anthropic")
+	if d.Code != "rate_limit_error" || d.Attributes["error_code"] != "ramp_limit_exceeded" {
+		t.Fatalf("got %q %v", d.Code, d.Attributes)
+	}
+	azure := &stainlessError{Code: "429", StatusCode: 429}
+	if d = Describe(azure, 0, ""); d.Code != "" {
+		t.Fatalf("a code that repeats the status is no code: %q", d.Code)
+	}
+}
