@@ -113,15 +113,22 @@ def worker_environment() -> dict[str, str]:
 class NodeWorker:
     """`node worker.mjs`, started once; `call` sends one request and waits for its answer."""
 
-    def __init__(self, helper: Path | None = None) -> None:
+    def __init__(
+        self,
+        helper: Path | None = None,
+        *,
+        command: list[str] | None = None,
+        cwd: Path = NODE_DIR,
+    ) -> None:
+        """`command` runs another worker speaking the same lines (the Java one)."""
         env = worker_environment()
         # SDK warnings and crashes go to a file, shown when the worker fails; closed in close().
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
         if helper is not None:
             env["CONFORMANCE_NODE_HELPER"] = str(helper)
         self.proc = subprocess.Popen(
-            ["node", str(NODE_DIR / "worker.mjs")],
-            cwd=NODE_DIR,
+            command or ["node", str(NODE_DIR / "worker.mjs")],
+            cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -21,6 +21,8 @@ from classifier.client import Client
 from classifier.server import create_server
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import serving
+from tests.conformance.java_drivers import java_available
+from tests.conformance.java_drivers import running as running_java
 from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
@@ -34,8 +36,10 @@ def run(
     rules: Path = BUNDLED_RULES,
     node: bool = True,
     node_helper: Path | None = None,
+    java: bool = True,
 ) -> list[Result]:
-    """Every pair (or those of `sdks`), the Node drivers too where node is installed;
+    """Every pair (or those of `sdks`), the Node and Java drivers too where node, java and
+    mvn are installed;
     `rules` and `node_helper` swap in another ruleset or Node helper (for a baseline)."""
     scenarios = load_scenarios()
     drivers = load_all()
@@ -45,8 +49,10 @@ def run(
         with contextlib.ExitStack() as stack:
             provider = stack.enter_context(serving(scenarios))
             client = stack.enter_context(Client(f"127.0.0.1:{server.port}"))
-            if node and node_available():
+            if node and node_available() and (sdks is None or any(s.startswith("node.") for s in sdks)):
                 drivers = {**drivers, **stack.enter_context(running_node(node_helper))}
+            if java and java_available() and (sdks is None or any(s.startswith("java.") for s in sdks)):
+                drivers = {**drivers, **stack.enter_context(running_java())}
             return [
                 judge(sdk, scenario, drivers[sdk], provider, client)
                 for sdk, scenario in pairs(scenarios, drivers)
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "--rules", type=Path, default=BUNDLED_RULES, help="the ruleset to serve (default: rules/)"
     )
     parser.add_argument("--no-node", action="store_true", help="leave out the Node drivers")
+    parser.add_argument("--no-java", action="store_true", help="leave out the Java drivers")
     parser.add_argument(
         "--node-helper",
         type=Path,
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         rules=args.rules,
         node=not args.no_node,
         node_helper=args.node_helper,
+        java=not args.no_java,
     )
     print(table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
