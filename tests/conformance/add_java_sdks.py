@@ -4,8 +4,9 @@
 
 Which Java driver makes which scenario (tests/conformance/java_drivers.py JAVA_SDKS has the
 APIs): every error response and transport fault of its APIs; a stream only for the drivers
-that stream (openai-java, anthropic-java); no 2xx answer (a normal return whose finish
-reason is the failure: the Java helper has no response descriptor yet); for Bedrock, the
+that stream (openai-java, anthropic-java); a 2xx answer (a normal return whose finish
+reason is the failure) only for the drivers that read the finish reason (openai-java,
+anthropic-java, Bedrock's Converse: `Descriptors.fromFinishReason`); for Bedrock, the
 Converse and InvokeModel operations of the synchronous client (the streaming operations
 need the asynchronous one). Each `sdks:` list is extended at its end, in place (comments
 and layout kept), the flow form `sdks: [...]` and the block form alike; a driver already
@@ -22,13 +23,14 @@ from tests.conformance.java_drivers import JAVA_SDKS
 from tests.conformance.loader import SCENARIO_DIR, Scenario, load_scenarios
 
 STREAMING = ("java.openai", "java.anthropic")
+FINISHING = ("java.openai", "java.anthropic", "java.bedrock")
+"""The drivers that hand back the finish or stop reason of a call that returned."""
 BEDROCK_OPERATIONS = ("converse", "invoke_model")
 
 
 def drivers_for(scenario: Scenario) -> list[str]:
     """The Java drivers that can make this scenario's call, in JAVA_SDKS order."""
-    if scenario.response is not None and scenario.response.status < 300:
-        return []
+    returned = scenario.response is not None and scenario.response.status < 300
     if scenario.api == "bedrock" and (
         scenario.stream is not None
         or scenario.request.get("operation", "converse") not in BEDROCK_OPERATIONS
@@ -37,7 +39,9 @@ def drivers_for(scenario: Scenario) -> list[str]:
     return [
         sdk
         for sdk, apis in JAVA_SDKS.items()
-        if scenario.api in apis and (scenario.stream is None or sdk in STREAMING)
+        if scenario.api in apis
+        and (scenario.stream is None or sdk in STREAMING)
+        and (not returned or sdk in FINISHING)
     ]
 
 
@@ -49,7 +53,7 @@ def extend(text: str, wanted: dict[str, list[str]]) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        found = re.match(r"^\s*-?\s*id:\s*(\S+)\s*$", line)
+        found = re.match(r"^\s*- id:\s*(\S+)\s*$", line)
         if found:
             current = found.group(1)
         flow = re.match(r"^(\s*sdks:\s*\[)(.*)\]\s*$", line)

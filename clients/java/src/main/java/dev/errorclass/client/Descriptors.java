@@ -146,6 +146,54 @@ public final class Descriptors {
         return d.build();
     }
 
+    /** The type of a response that ended with a failure finish or stop reason. */
+    public static final String FINISH_REASON = "errorclass.FinishReason";
+    /** The type of a prompt the provider refused before generating. */
+    public static final String PROMPT_BLOCKED = "errorclass.PromptBlocked";
+    /** The supertype of both. */
+    public static final String RESPONSE_FAILURE = "errorclass.ResponseFailure";
+
+    /**
+     * A failure that is no exception: a call that returned normally but ended with the
+     * provider refusing or filtering (OpenAI's {@code finish_reason: content_filter},
+     * Anthropic's {@code stop_reason: refusal}, Bedrock Converse's {@code stopReason:
+     * guardrail_intervened}, Gemini's {@code SAFETY}), as docs/clients.md's convention and the
+     * Python and Node helpers send it; {@code null} when the reason is no failure (a normal
+     * stop, and a length cut-off, which the taxonomy leaves Unknown). With {@code promptBlocked}
+     * (Gemini's promptFeedback.blockReason) every block reason is a failure. {@code reason} is
+     * spelled exactly as the API spells it; {@code model} may be empty.
+     */
+    public static ExceptionDescriptor fromFinishReason(String reason, String provider, boolean promptBlocked, String model) {
+        String name = reason == null ? "" : reason.strip();
+        String p = provider == null ? "" : provider.strip().toLowerCase(Locale.ROOT);
+        String type;
+        String message;
+        if (promptBlocked) {
+            if (Facts.NOT_BLOCKED.contains(name)) {
+                return null;
+            }
+            type = PROMPT_BLOCKED;
+            message = "The " + p + " API blocked the prompt (" + name + ").";
+        } else if (Facts.FAILURE_REASONS.contains(name)) {
+            type = FINISH_REASON;
+            message = "The " + p + " response ended with the failure finish reason " + name + ".";
+        } else {
+            return null;
+        }
+        ExceptionDescriptor.Builder d = ExceptionDescriptor.newBuilder()
+                .setType(type)
+                .addSupertypes(RESPONSE_FAILURE)
+                .setOrigin(Origin.ORIGIN_PROVIDER)
+                .setCode(cut(name, Facts.MAX_CODE_CHARS))
+                .setMessage(message)
+                .setLanguage(LANGUAGE)
+                .setProvider(cut(p, Facts.MAX_LABEL_CHARS));
+        if (model != null && !model.isBlank()) {
+            d.putAttributes("model", cut(model.strip(), Facts.MAX_ATTRIBUTE_VALUE_CHARS));
+        }
+        return d.build();
+    }
+
     /** The superclass chain of {@code type}, most specific first, ending at java.lang.Throwable. */
     static List<String> supertypes(Class<?> type) {
         List<String> out = new ArrayList<>();

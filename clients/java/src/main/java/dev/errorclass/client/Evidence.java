@@ -24,8 +24,8 @@ import java.util.regex.Pattern;
  *       awsErrorDetails().errorCode()} (AWS), OkHttp's {@code errorCode} field (StreamResetException),
  *       else the error body's code.
  *   <li><b>error body</b>: {@code body()} (openai-java's and anthropic-java's JsonValue), {@code
- *       getResponseBodyAsString()} (Spring), the message of LangChain4j's HttpException (it is
- *       the body), the {@code "NNN - {body}"} message of Spring AI's Transient/NonTransientAiException;
+ *       getResponseBodyAsString()} (Spring), a message that is a JSON object (LangChain4j's
+ *       HttpException and the exceptions mapped from it carry the body as their message), the {@code "NNN - {body}"} message of Spring AI's Transient/NonTransientAiException;
  *       read by {@link ErrorBodies}, whose message is appended when the exception's own does not
  *       carry it.
  * </ul>
@@ -65,7 +65,9 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
         if (body.isEmpty()) {
             body = text(call(t, "getResponseBodyAsString"));
         }
-        if (body.isEmpty() && isA(t, "dev.langchain4j.exception.HttpException")) {
+        if (body.isEmpty() && own.strip().startsWith("{")) {
+            // LangChain4j's exceptions (HttpException and the ones its ExceptionMapper makes
+            // from it) carry the provider's error body as their message.
             body = own;
         }
         if (isA(t, "org.springframework.ai.retry.TransientAiException")
@@ -142,18 +144,36 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
         }
     }
 
-    /** The method as a public class or interface declares it (an accessible declaration). */
+    /**
+     * The method as a public class or interface declares it: an implementation class may be
+     * internal (java.net.http's {@code jdk.internal.net.http.HttpResponseImpl}) while the
+     * interface it implements ({@code HttpResponse}) is public and callable.
+     */
     private static Method publicMethod(Class<?> type, String name) {
         for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-            if (Modifier.isPublic(c.getModifiers())) {
-                try {
-                    return c.getMethod(name);
-                } catch (NoSuchMethodException e) {
-                    return null;
+            Method m = declared(c, name);
+            if (m != null) {
+                return m;
+            }
+            for (Class<?> i : c.getInterfaces()) {
+                Method viaInterface = declared(i, name);
+                if (viaInterface != null) {
+                    return viaInterface;
                 }
             }
         }
         return null;
+    }
+
+    private static Method declared(Class<?> c, String name) {
+        if (!Modifier.isPublic(c.getModifiers()) || c.getModule().isNamed() && !c.getModule().isExported(c.getPackageName())) {
+            return null;
+        }
+        try {
+            return c.getMethod(name);
+        } catch (NoSuchMethodException e) {
+            return null;
+        }
     }
 
     private static Object publicField(Object target, String name) {

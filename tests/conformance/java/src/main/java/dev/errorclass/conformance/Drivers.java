@@ -3,6 +3,7 @@ package dev.errorclass.conformance;
 import com.anthropic.client.AnthropicClient;
 import com.anthropic.client.okhttp.AnthropicOkHttpClient;
 import com.anthropic.core.http.StreamResponse;
+import com.anthropic.models.messages.Message;
 import com.anthropic.models.messages.MessageCreateParams;
 import com.anthropic.models.messages.RawMessageStreamEvent;
 import com.openai.azure.AzureOpenAIServiceVersion;
@@ -10,6 +11,7 @@ import com.openai.azure.AzureUrlPathMode;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.azure.credential.AzureApiKeyCredential;
+import com.openai.models.chat.completions.ChatCompletion;
 import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.langchain4j.model.anthropic.AnthropicChatModel;
@@ -43,7 +45,7 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.bedrockruntime.BedrockRuntimeClient;
 import software.amazon.awssdk.services.bedrockruntime.model.ContentBlock;
 import software.amazon.awssdk.services.bedrockruntime.model.ConversationRole;
-import software.amazon.awssdk.services.bedrockruntime.model.Message;
+import software.amazon.awssdk.services.bedrockruntime.model.ConverseResponse;
 
 /**
  * One driver per Java SDK: each makes ONE real call (retries off, 1 s timeouts, as the Python
@@ -96,13 +98,18 @@ final class Drivers {
                     .addUserMessage(PROMPT)
                     .build();
             if (c.stream()) {
+                String[] last = {"", ""};
                 try (com.openai.core.http.StreamResponse<ChatCompletionChunk> s =
                         client.chat().completions().createStreaming(params)) {
-                    s.stream().forEach(chunk -> {});
+                    s.stream().forEach(chunk -> {
+                        last[1] = chunk.model();
+                        chunk.choices().forEach(choice -> choice.finishReason().ifPresent(r -> last[0] = r.toString()));
+                    });
                 }
-                return null;
+                return new Worker.Finished(last[0], last[1]);
             }
-            return client.chat().completions().create(params);
+            ChatCompletion done = client.chat().completions().create(params);
+            return new Worker.Finished(done.choices().isEmpty() ? "" : done.choices().get(0).finishReason().toString(), done.model());
         } finally {
             client.close();
         }
@@ -117,12 +124,17 @@ final class Drivers {
             MessageCreateParams params = MessageCreateParams.builder()
                     .model(ANTHROPIC_MODEL).maxTokens(64).addUserMessage(PROMPT).build();
             if (c.stream()) {
+                String[] last = {"", ""};
                 try (StreamResponse<RawMessageStreamEvent> s = client.messages().createStreaming(params)) {
-                    s.stream().forEach(event -> {});
+                    s.stream().forEach(event -> {
+                        event.messageStart().ifPresent(m -> last[1] = m.message().model().toString());
+                        event.messageDelta().flatMap(m -> m.delta().stopReason()).ifPresent(r -> last[0] = r.toString());
+                    });
                 }
-                return null;
+                return new Worker.Finished(last[0], last[1]);
             }
-            return client.messages().create(params);
+            Message done = client.messages().create(params);
+            return new Worker.Finished(done.stopReason().map(Object::toString).orElse(""), done.model().toString());
         } finally {
             client.close();
         }
@@ -173,8 +185,10 @@ final class Drivers {
                 return client.invokeModel(r -> r.modelId(model).contentType("application/json")
                         .body(SdkBytes.fromString(body, StandardCharsets.UTF_8)));
             }
-            return client.converse(r -> r.modelId(model).messages(Message.builder()
-                    .role(ConversationRole.USER).content(ContentBlock.fromText(PROMPT)).build()));
+            ConverseResponse done = client.converse(r -> r.modelId(model).messages(
+                    software.amazon.awssdk.services.bedrockruntime.model.Message.builder()
+                            .role(ConversationRole.USER).content(ContentBlock.fromText(PROMPT)).build()));
+            return new Worker.Finished(done.stopReasonAsString(), model);
         }
     }
 

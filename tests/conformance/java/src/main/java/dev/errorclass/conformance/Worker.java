@@ -69,6 +69,9 @@ public final class Worker {
     /** A raw client's HTTP error response, with the body it read. */
     record HttpAnswer(Object response, String body) {}
 
+    /** How a call that returned normally ended: the finish or stop reason as the API spells it. */
+    record Finished(String reason, String model) {}
+
     public static void main(String[] args) throws Exception {
         PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
         if (List.of(args).contains("--list")) {
@@ -126,9 +129,12 @@ public final class Worker {
         try {
             Object value = running.get(CALL_LIMIT_MS, TimeUnit.MILLISECONDS);
             answer.put("outcome", "response");
-            ExceptionDescriptor d = value instanceof HttpAnswer h
-                    ? Descriptors.fromHttpResponse(h.response(), h.body(), Origin.ORIGIN_PROVIDER, api)
-                    : null;
+            ExceptionDescriptor d = null;
+            if (value instanceof HttpAnswer h) {
+                d = Descriptors.fromHttpResponse(h.response(), h.body(), Origin.ORIGIN_PROVIDER, api);
+            } else if (value instanceof Finished f) {
+                d = Descriptors.fromFinishReason(f.reason(), api, false, f.model());
+            }
             answer.set("descriptor", d == null ? JSON.nullNode() : descriptorJson(d));
             answer.set("chain", JSON.createArrayNode());
         } catch (TimeoutException e) {
