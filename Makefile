@@ -10,7 +10,7 @@ RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client bench golden clean
+.PHONY: setup run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client java-client java-facts bench golden clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ setup: $(STAMP)  ## create .venv and install the package with its dev tools (and
 run: $(STAMP)  ## serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check  ## lint, type-check, then every test (tests/ and the bundled rules' cases)
+test: check java-client  ## lint, type-check, build the Java client, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -58,6 +58,16 @@ schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) 
 node-client: $(STAMP)  ## regenerate examples/node/generated/ (the proto, descriptor schema and facts the Node package ships)
 	$(BIN)/python tools/gen_node_client.py
 
+java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests under Surefire) into ~/.m2; skipped without java and mvn
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  mkdir -p clients/java/target; \
+	  mvn -B -ntp -Dstyle.color=never -f clients/java/pom.xml install > clients/java/target/build.log 2>&1; status=$$?; \
+	  grep -E "Tests run:|BUILD|ERROR|FAIL" clients/java/target/build.log; exit $$status; \
+	else echo "java-client: java or mvn is not on PATH; the Java client and its conformance pairs are skipped"; fi
+
+java-facts: $(STAMP)  ## regenerate clients/java's Facts.java (limits, gRPC names, finish reasons) from the Python source
+	$(BIN)/python -m tools.gen_java_facts
+
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
@@ -72,4 +82,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz clients/java/target tests/conformance/java/target

@@ -69,7 +69,11 @@ def extend(text: str, wanted: dict[str, list[str]]) -> str:
             i += 1
             items: list[str] = []
             indent = ""
-            while i < len(lines) and re.match(r"^\s*- \S", lines[i]) and not lines[i].lstrip().startswith("- id:"):
+            while (
+                i < len(lines)
+                and re.match(r"^\s*- \S", lines[i])
+                and not lines[i].lstrip().startswith("- id:")
+            ):
                 indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
                 items.append(lines[i].strip()[2:].strip())
                 out.append(lines[i])

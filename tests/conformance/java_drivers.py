@@ -73,14 +73,22 @@ def maven(folder: Path, *goals: str) -> None:
         )
 
 
-def build() -> str:
-    """Install the client package, package the worker; return the worker's class path."""
+@contextmanager
+def maven_lock() -> Iterator[None]:
+    """One Maven build of the repository's Java folders at a time (pytest-xdist workers and
+    the README test share their target folders and the local repository)."""
     lock = (
         Path(tempfile.gettempdir())
         / f"errorclass-mvn-{hashlib.sha256(bytes(ROOT)).hexdigest()[:16]}.lock"
     )
     with lock.open("w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
+def build() -> str:
+    """Install the client package, package the worker; return the worker's class path."""
+    with maven_lock():
         maven(CLIENT_DIR, "install", "-DskipTests")
         maven(
             JAVA_DIR,
@@ -135,4 +143,3 @@ def running() -> Iterator[dict[str, Driver]]:
         yield java_drivers(worker)
     finally:
         worker.close()
-

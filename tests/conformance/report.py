@@ -49,9 +49,17 @@ def run(
         with contextlib.ExitStack() as stack:
             provider = stack.enter_context(serving(scenarios))
             client = stack.enter_context(Client(f"127.0.0.1:{server.port}"))
-            if node and node_available() and (sdks is None or any(s.startswith("node.") for s in sdks)):
+            if (
+                node
+                and node_available()
+                and (sdks is None or any(s.startswith("node.") for s in sdks))
+            ):
                 drivers = {**drivers, **stack.enter_context(running_node(node_helper))}
-            if java and java_available() and (sdks is None or any(s.startswith("java.") for s in sdks)):
+            if (
+                java
+                and java_available()
+                and (sdks is None or any(s.startswith("java.") for s in sdks))
+            ):
                 drivers = {**drivers, **stack.enter_context(running_java())}
             return [
                 judge(sdk, scenario, drivers[sdk], provider, client)

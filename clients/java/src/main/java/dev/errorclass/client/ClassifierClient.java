@@ -30,7 +30,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li><b>Deadline</b>: every call has one ({@link Options#timeout}, 250 ms by default, as the
- *       Python client): a loopback or in-cluster call answers in about a millisecond.
+ *       Python client): a loopback or in-cluster call answers in about a millisecond. Until the
+ *       channel has first been READY, a call may wait up to {@link #FIRST_CONNECT} instead: a
+ *       JVM's first call loads gRPC and Netty and opens the connection, which took over a second
+ *       on a loaded 2-core machine (the README test), and would otherwise answer Unclassified
+ *       and open the breaker on a healthy service. A refused connection still fails at once.
  *   <li><b>Retries</b>: the one default of every client: UNAVAILABLE is retried by gRPC's own
  *       retry policy ({@link Options#attempts}, 3 tries, 50 ms backoff doubling), within the
  *       call's deadline and under gRPC's retry throttling, so an outage causes no retry storm.
@@ -52,6 +56,7 @@ public final class ClassifierClient implements AutoCloseable {
 
     /** How a client calls: the deadline, the tries on UNAVAILABLE, and the breaker. */
     public record Options(Duration timeout, int attempts, boolean breaker) {
+        /** 250 ms, 3 tries, the breaker on: the Python client's defaults. */
         public static final Options DEFAULTS = new Options(Duration.ofMillis(250), 3, true);
 
         public Options {
@@ -81,6 +86,10 @@ public final class ClassifierClient implements AutoCloseable {
     private final Options options;
     private final ErrorClassifierGrpc.ErrorClassifierBlockingStub stub;
     private final Breaker breaker;
+    private volatile boolean connected;
+
+    /** The longest a call waits while the channel has never been READY (see the class comment). */
+    public static final Duration FIRST_CONNECT = Duration.ofSeconds(5);
 
     private ClassifierClient(ManagedChannel channel, boolean ownsChannel, Options options) {
         this.channel = channel;
@@ -105,7 +114,9 @@ public final class ClassifierClient implements AutoCloseable {
         } else {
             builder.disableRetry();
         }
-        return new ClassifierClient(builder.build(), true, options);
+        ManagedChannel channel = builder.build();
+        channel.getState(true); // connect now: the first classify should not pay for the handshake
+        return new ClassifierClient(channel, true, options);
     }
 
     /**
@@ -148,11 +159,12 @@ public final class ClassifierClient implements AutoCloseable {
                     "circuit open: the service kept failing; not called (probing in the background)", true);
         }
         try {
-            var response = stub.withDeadlineAfter(options.timeout().toNanos(), TimeUnit.NANOSECONDS)
+            var response = stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
                     .classify(ClassifyRequest.newBuilder().setDescriptor(descriptor).build());
             if (breaker != null) {
                 breaker.succeeded();
             }
+            connected = true;
             return new Classification.Classified(descriptor, response);
         } catch (StatusRuntimeException e) {
             Status status = e.getStatus();
@@ -172,6 +184,15 @@ public final class ClassifierClient implements AutoCloseable {
         }
     }
 
+    /** The call's deadline: the per-call timeout, or FIRST_CONNECT until the channel was first READY. */
+    private long deadlineNanos() {
+        if (!connected && channel.getState(false) == io.grpc.ConnectivityState.READY) {
+            connected = true;
+        }
+        long timeout = options.timeout().toNanos();
+        return connected ? timeout : Math.max(timeout, FIRST_CONNECT.toNanos());
+    }
+
     /** Whether the breaker is open (calls answer Unclassified without trying the service). */
     public boolean circuitOpen() {
         return breaker != null && breaker.isOpen();
@@ -179,7 +200,7 @@ public final class ClassifierClient implements AutoCloseable {
 
     private boolean probe() {
         try {
-            stub.withDeadlineAfter(options.timeout().toNanos(), TimeUnit.NANOSECONDS)
+            stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
                     .getRuleset(GetRulesetRequest.getDefaultInstance());
             return true;
         } catch (StatusRuntimeException e) {
