@@ -33,6 +33,7 @@ cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule mu
 drift: $(STAMP)  ## the SDK drift check: every exception class of the pinned SDKs has a rule or a listed reason (also in make test)
 	$(BIN)/python -m tests.conformance.drift
 	if command -v node >/dev/null && command -v npm >/dev/null; then $(BIN)/python -m tests.conformance.drift.node; fi
+	if command -v java >/dev/null && command -v mvn >/dev/null; then $(BIN)/python -m tests.conformance.drift.java; fi
 
 check: lint typecheck  ## ruff, mypy and buf lint
 

@@ -5,8 +5,8 @@ descriptor the service refuses for its size. So it carries, in
 `clients/java/src/main/java/dev/errorclass/client/Facts.java`, the limits of
 classifier/limits.py, the gRPC status names of classifier/taxonomy.py and the failure
 finish reasons of classifier/client/finish_reason.py, as Java constants. The file is
-committed (building the jar needs no Python); tests/examples/test_java_package.py regenerates it into a temporary folder and fails when
-the committed copy drifts.
+committed (building the jar needs no Python); tests/examples/test_java_package.py
+regenerates it into a temporary folder and fails when the committed copy drifts.
 """
 
 from __future__ import annotations

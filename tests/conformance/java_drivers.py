@@ -99,7 +99,7 @@ def build() -> str:
     return f"{JAVA_DIR / 'target' / 'classes'}:{CLASSPATH_FILE.read_text().strip()}"
 
 
-def java_command(classpath: str, *args: str) -> list[str]:
+def java_command(classpath: str, *args: str, main: str = WORKER_CLASS) -> list[str]:
     """The worker's command line: no proxies, no AWS profile lookups, a small heap."""
     return [
         "java",
@@ -110,7 +110,7 @@ def java_command(classpath: str, *args: str) -> list[str]:
         "-Daws.disableEc2Metadata=true",
         "-cp",
         classpath,
-        WORKER_CLASS,
+        main,
         *args,
     ]
 

@@ -194,8 +194,11 @@ public final class Descriptors {
         return d.build();
     }
 
-    /** The superclass chain of {@code type}, most specific first, ending at java.lang.Throwable. */
-    static List<String> supertypes(Class<?> type) {
+    /**
+     * The superclass chain of {@code type} as a descriptor sends it: most specific first,
+     * ending at java.lang.Throwable (for a Throwable), at most {@link Facts#MAX_SUPERTYPES}.
+     */
+    public static List<String> supertypes(Class<?> type) {
         List<String> out = new ArrayList<>();
         for (Class<?> c = type.getSuperclass(); c != null && c != Object.class; c = c.getSuperclass()) {
             if (out.size() == Facts.MAX_SUPERTYPES) {

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  *       HttpException); a number outside 100..599 (AWS's 0 for "none") is no status.
  *   <li><b>gRPC status</b>: {@code getStatus().getCode().value()} (grpc-java's
  *       StatusRuntimeException and StatusException); its name is the code.
- *   <li><b>code</b>: {@code code()} as text (openai-java's {@code Optional<String>}), {@code
+ *   <li><b>code</b>: {@code errorType()} (anthropic-java), {@code code()} as text (openai-java's
+ *       {@code Optional<String>}), LangChain4j's AnthropicStreamingException {@code type()}, {@code
  *       awsErrorDetails().errorCode()} (AWS), OkHttp's {@code errorCode} field (StreamResetException),
  *       else the error body's code.
  *   <li><b>error body</b>: {@code body()} (openai-java's and anthropic-java's JsonValue), {@code
@@ -52,6 +53,9 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
         }
         if (code.isEmpty()) {
             code = text(call(t, "code"));
+        }
+        if (code.isEmpty() && isA(t, "dev.langchain4j.model.anthropic.internal.api.AnthropicStreamingException")) {
+            code = text(call(t, "type")); // the Anthropic error.type of a stream's error event
         }
         if (code.isEmpty()) {
             code = text(call(call(t, "awsErrorDetails"), "errorCode"));
