@@ -38,7 +38,8 @@ from classifier.client.finish_reason import (
     descriptor_from_response,
 )
 from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
-from classifier.client.python_exception import descriptor_from_exception
+from classifier.client.python_exception import describe_tool_failure, descriptor_from_exception
+from classifier.client.runtime_knowledge import runtime_attributes
 from classifier.descriptor import CauseInput, Descriptor
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
@@ -64,9 +65,11 @@ __all__ = [
     "RulesetLayer",
     "ServiceError",
     "UnknownReason",
+    "describe_tool_failure",
     "descriptor_from_exception",
     "descriptor_from_finish_reason",
     "descriptor_from_response",
     "descriptor_from_span",
     "descriptor_from_span_event",
+    "runtime_attributes",
 ]

@@ -319,11 +319,24 @@ class Client:
         body: bytes | str | None = None,
         explain: bool = False,
         timeout: float | None = None,
+        time_limit: str | None = None,
+        veto: str | None = None,
+        stage: str | None = None,
+        provider_calls: int | str | None = None,
     ) -> Answer:
         """Classify a live Python exception (see `descriptor_from_exception`, and its `body`
-        for a client whose exception keeps no error body, such as aiohttp)."""
+        for a client whose exception keeps no error body, such as aiohttp, and its
+        `time_limit`, `veto`, `stage`, `provider_calls`: what only the runtime knows)."""
         d = descriptor_from_exception(
-            exc, origin=origin, provider=provider, attributes=attributes, body=body
+            exc,
+            origin=origin,
+            provider=provider,
+            attributes=attributes,
+            body=body,
+            time_limit=time_limit,
+            veto=veto,
+            stage=stage,
+            provider_calls=provider_calls,
         )
         return self.classify(d, explain=explain, timeout=timeout)
 

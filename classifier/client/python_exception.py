@@ -56,6 +56,7 @@ from typing import Any, NamedTuple
 
 from classifier import limits
 from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
+from classifier.client.runtime_knowledge import merged, runtime_attributes
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
 
@@ -69,16 +70,29 @@ def descriptor_from_exception(
     provider: str = "",
     attributes: Mapping[str, str] | None = None,
     body: bytes | str | None = None,
+    time_limit: str | None = None,
+    veto: str | None = None,
+    stage: str | None = None,
+    provider_calls: int | str | None = None,
 ) -> Descriptor:
     """The descriptor a Python runtime sends for `exc`.
 
     Origin and provider are the caller's knowledge (where the call was made,
-    to whom); they are never guessed from the exception. `body` is the error
+    to whom); they are never guessed from the exception. So are `time_limit`
+    (`tool`: the tool wrapper's own limit fired; `run`: the run's deadline),
+    `veto` (an interceptor's deliberate block: `budget`, `quota`, `policy`),
+    `stage` (the definition failed while `load`, `parse`, `compile` or
+    `validate`) and `provider_calls` (reconciliation: how many provider calls
+    were answered), checked by `runtime_attributes` (a bad value raises
+    ValueError) and sent as the attributes of the same names. `body` is the error
     body the caller read, for a client whose exception keeps none: aiohttp's
     ClientResponseError holds only the status, so read it first
     (`body = await resp.read()`, then `resp.raise_for_status()`); without it a
     bare 400 cannot be told apart and is left Unknown.
     """
+    knowledge = runtime_attributes(
+        time_limit=time_limit, veto=veto, stage=stage, provider_calls=provider_calls
+    )
     chain = causes(exc)
     given = _given_body(exc, body)
     body_attributes = next(
@@ -107,7 +121,30 @@ def descriptor_from_exception(
         ],
         language=LANGUAGE,
         provider=provider,
-        attributes={**body_attributes, **(attributes or {})} or None,
+        attributes=merged({**body_attributes, **(attributes or {})}, knowledge) or None,
+    )
+
+
+def describe_tool_failure(
+    exc: BaseException,
+    *,
+    limit_fired: bool,
+    provider: str = "",
+    attributes: Mapping[str, str] | None = None,
+) -> Descriptor:
+    """The descriptor a tool wrapper sends for what the tool call raised.
+
+    `limit_fired` is the wrapper's own knowledge that *its* time limit ended the call
+    (`asyncio.Timeout.expired()`, a `future.result(timeout=)` that the wrapper itself
+    called, `subprocess.run(timeout=)` around the tool): ToolTimeout. Anything else the
+    tool raised, its own client's timeout included, is the tool failing: ToolError.
+    """
+    return descriptor_from_exception(
+        exc,
+        origin=Origin.tool,
+        provider=provider,
+        attributes=attributes,
+        time_limit="tool" if limit_fired else None,
     )
 
 

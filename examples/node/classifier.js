@@ -167,16 +167,80 @@ function classNumber(errorClass) {
 //   AI SDK's `AI_APICallError`), Anthropic's `error.details.error_code` as
 //   `error_code`, AWS's `$fault` as `fault`, and a string `finishReason`
 //   (the AI SDK's NoObjectGeneratedError).
-function descriptorFromError(err, { origin, provider, attributes } = {}) {
+// - what only the runtime knows (docs/clients.md, "What only the runtime knows"):
+//   `timeLimit` ('tool': the tool wrapper's own limit fired; 'run': the run's
+//   deadline), `veto` (an interceptor's deliberate block: 'budget', 'quota',
+//   'policy'), `stage` (the definition failed while 'load', 'parse', 'compile',
+//   'validate'), `providerCalls` (reconciliation: provider calls answered), sent
+//   as the attributes time_limit, veto, stage, provider_calls (runtimeAttributes).
+function descriptorFromError(err, { origin, provider, attributes, ...knowledge } = {}) {
+  const known = runtimeAttributes(knowledge);
   const { fields, attrs } = describe(err);
   const d = { ...fields, language: 'node' };
   const causes = causesOf(err).map((c) => describe(c).fields);
   if (causes.length) d.causes = causes;
   if (origin) d.origin = origin;
   if (provider) d.provider = provider;
-  const all = { ...attrs, ...(attributes || {}) };
+  const all = merged({ ...attrs, ...(attributes || {}) }, known);
   if (Object.keys(all).length) d.attributes = all;
   return d;
+}
+
+// The descriptor a tool wrapper sends for what the tool call raised: `limitFired` is the
+// wrapper's knowledge that *its* limit ended the call (its own AbortSignal.timeout()'s
+// `aborted`, its own timer): ToolTimeout. Anything else the tool threw, its own client's
+// timeout included, is the tool failing: ToolError.
+function describeToolFailure(err, { limitFired, provider, attributes } = {}) {
+  if (typeof limitFired !== 'boolean') throw new TypeError('describeToolFailure: limitFired must be true or false');
+  return descriptorFromError(err, { origin: 'tool', provider, attributes, ...(limitFired ? { timeLimit: 'tool' } : {}) });
+}
+
+// The contract's attributes (classifier/client/runtime_knowledge.py says the same): the
+// values are checked, so a runtime never writes these names by hand. A bad value throws
+// a TypeError naming the option.
+const TIME_LIMITS = ['tool', 'run'];
+const VETOES = ['budget', 'quota', 'policy'];
+const STAGES = ['load', 'parse', 'compile', 'validate'];
+const KNOWLEDGE = { timeLimit: 'time_limit', veto: 'veto', stage: 'stage', providerCalls: 'provider_calls' };
+
+function runtimeAttributes({ timeLimit, veto, stage, providerCalls, ...rest } = {}) {
+  const unknown = Object.keys(rest);
+  if (unknown.length) {
+    throw new TypeError(`unknown option ${unknown.join(', ')}; known: origin, provider, attributes, ${Object.keys(KNOWLEDGE).join(', ')}`);
+  }
+  const out = {};
+  if (timeLimit !== undefined) out.time_limit = oneOf('timeLimit', timeLimit, TIME_LIMITS);
+  if (veto !== undefined) {
+    const word = String(veto).trim().toLowerCase();
+    if (!/^[a-z][a-z0-9_-]{0,63}$/.test(word)) {
+      throw new TypeError(`veto: ${JSON.stringify(veto)} is not a word; the service knows ${VETOES.join(', ')} (another word is a veto too, with class Unknown)`);
+    }
+    out.veto = word;
+  }
+  if (stage !== undefined) out.stage = oneOf('stage', stage, STAGES);
+  if (providerCalls !== undefined) {
+    const textual = String(providerCalls).trim();
+    if (typeof providerCalls === 'boolean' || !/^[0-9]+$/.test(textual)) {
+      throw new TypeError(`providerCalls: ${JSON.stringify(providerCalls)} is not a count (0, 1, 2, ...)`);
+    }
+    out.provider_calls = String(Number(textual));
+  }
+  return out;
+}
+
+function oneOf(name, value, allowed) {
+  const word = String(value).trim().toLowerCase();
+  if (!allowed.includes(word)) throw new TypeError(`${name}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  return word;
+}
+
+function merged(attributes, known) {
+  for (const [key, value] of Object.entries(known)) {
+    if (key in attributes && attributes[key] !== value) {
+      throw new TypeError(`${key}: given as ${JSON.stringify(value)} and in attributes as ${JSON.stringify(attributes[key])}`);
+    }
+  }
+  return { ...attributes, ...known };
 }
 
 function describe(err) {
@@ -382,7 +446,8 @@ function causesOf(err) {
 // or text). The type is the response's own class (`Response`), with the
 // status, and the provider body's code, gRPC status and message (bodyEvidence).
 // null when the response is not a failure (2xx or 3xx).
-function descriptorFromHttpResponse(response, body, { origin = 'provider', provider, attributes } = {}) {
+function descriptorFromHttpResponse(response, body, { origin = 'provider', provider, attributes, ...knowledge } = {}) {
+  const known = runtimeAttributes(knowledge);
   const status = read(() => response.status);
   if (!isHttpStatus(status) || status < 400) return null;
   const evidence = bodyEvidence(typeof body === 'string' ? parseJson(body) : body, read(() => response.headers), status);
@@ -399,7 +464,7 @@ function descriptorFromHttpResponse(response, body, { origin = 'provider', provi
   if (evidence.grpc_status !== undefined) d.grpc_status = evidence.grpc_status;
   if (origin) d.origin = origin;
   if (provider) d.provider = provider;
-  const all = { ...evidence.attributes, ...(attributes || {}) };
+  const all = merged({ ...evidence.attributes, ...(attributes || {}) }, known);
   if (Object.keys(all).length) d.attributes = all;
   return d;
 }
@@ -528,8 +593,10 @@ module.exports = {
   descriptorFromFinishReason,
   descriptorFromHttpResponse,
   descriptorFromResponse,
+  describeToolFailure,
   grpc,
   loadService,
+  runtimeAttributes,
   toWire,
   validateDescriptor,
 };

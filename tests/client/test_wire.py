@@ -96,11 +96,13 @@ def test_public_names_are_pinned() -> None:
             "RulesetLayer",
             "ServiceError",
             "UnknownReason",
+            "describe_tool_failure",
             "descriptor_from_exception",
             "descriptor_from_finish_reason",
             "descriptor_from_response",
             "descriptor_from_span",
             "descriptor_from_span_event",
+            "runtime_attributes",
         ]
     )
     assert all(hasattr(classifier.client, name) for name in classifier.client.__all__)

@@ -2,7 +2,9 @@
 
 The SDKs the suite drives can phone home on their own (a cost map on import, a tracing
 exporter, a tokenizer download); the suite turns each of those off, and this guard makes
-a missed one fail loudly instead of reaching the network. `install()` is idempotent.
+a missed one fail loudly instead of reaching the network. `install()` is idempotent. A
+lookup with AI_NUMERICHOST passes: it only parses the name, and asks no resolver (the
+runtime suite's DNS failures are made that way).
 """
 
 from __future__ import annotations
@@ -56,7 +58,9 @@ def install() -> None:
         return connect_ex(self, address)
 
     def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if host is not None and not is_loopback(host):
+        flags = kwargs.get("flags", args[4] if len(args) > 4 else 0)
+        numeric = bool(flags & socket.AI_NUMERICHOST)  # parses the name, asks no resolver
+        if host is not None and not numeric and not is_loopback(host):
             raise NetworkBlockedError(
                 f"conformance suite: no name lookups beyond loopback ({host!r})"
             )

@@ -264,3 +264,33 @@ describe('descriptorFromResponse (failures that raise nothing)', () => {
     }
   });
 });
+
+describe('what only the runtime knows (the contract attributes)', () => {
+  test('each option becomes its attribute, checked', () => {
+    assert.deepEqual(lib.runtimeAttributes({ timeLimit: 'tool', veto: 'Budget', stage: 'parse', providerCalls: 0 }),
+      { time_limit: 'tool', veto: 'budget', stage: 'parse', provider_calls: '0' });
+    assert.deepEqual(lib.descriptorFromError(new Error('x'), { origin: 'runtime', stage: 'validate', attributes: { step: 'load' } }).attributes,
+      { step: 'load', stage: 'validate' });
+  });
+
+  test('a value outside the contract, or a misspelt option, throws naming it', () => {
+    assert.throws(() => lib.descriptorFromError(new Error('x'), { timeLimit: 'wrapper' }), /^TypeError: timeLimit: "wrapper" is not one of tool, run$/);
+    assert.throws(() => lib.descriptorFromError(new Error('x'), { providerCalls: -1 }), /providerCalls: -1 is not a count/);
+    assert.throws(() => lib.descriptorFromError(new Error('x'), { timelimit: 'tool' }), /unknown option timelimit/);
+    assert.throws(() => lib.descriptorFromError(new Error('x'), { timeLimit: 'tool', attributes: { time_limit: 'run' } }),
+      /time_limit: given as "tool" and in attributes as "run"/);
+  });
+
+  test("describeToolFailure says whether the wrapper's own signal fired", async () => {
+    const limit = AbortSignal.timeout(10);
+    let err;
+    try {
+      await new Promise((resolve, reject) => { limit.addEventListener('abort', () => reject(limit.reason)); });
+    } catch (e) {
+      err = e;
+    }
+    assert.deepEqual(lib.describeToolFailure(err, { limitFired: limit.aborted }).attributes, { name: 'TimeoutError', time_limit: 'tool' });
+    assert.equal(lib.describeToolFailure(err, { limitFired: false }).attributes.time_limit, undefined);
+    assert.throws(() => lib.describeToolFailure(err, {}), /limitFired must be true or false/);
+  });
+});
