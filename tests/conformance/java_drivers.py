@@ -17,6 +17,7 @@ tests skipped: `make java-client` runs them) and packages the worker, under a fi
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import shutil
 import subprocess
@@ -86,8 +87,12 @@ def maven_lock() -> Iterator[None]:
         yield
 
 
+@functools.cache
 def build() -> str:
-    """Install the client package, package the worker; return the worker's class path."""
+    """Install the client package, package the worker; return the worker's class path.
+
+    Once per process: a Maven run that finds everything up to date still takes some 20 s
+    here, and the provider pairs, the runtime pairs and the drift check all need the worker."""
     with maven_lock():
         maven(CLIENT_DIR, "install", "-DskipTests")
         maven(
