@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client go-client go-test bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client go-client go-test java-client java-facts bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -38,7 +38,7 @@ setup: $(STAMP) browser  ## create .venv and install the package with its dev to
 run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check browser go-test  ## lint, type-check, the Go module's checks, then every test (tests/ and the bundled rules' cases)
+test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/ and the bundled rules' cases)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -48,6 +48,7 @@ drift: $(STAMP)  ## the SDK drift check: every exception class of the pinned SDK
 	$(BIN)/python -m tests.conformance.drift
 	if command -v node >/dev/null && command -v npm >/dev/null; then $(BIN)/python -m tests.conformance.drift.node; fi
 	if command -v go >/dev/null; then $(BIN)/python -m tests.conformance.drift.golang; fi
+	if command -v java >/dev/null && command -v mvn >/dev/null; then $(BIN)/python -m tests.conformance.drift.java; fi
 
 check: lint typecheck  ## ruff, mypy and buf lint
 
@@ -83,6 +84,16 @@ go-test:  ## the Go module and the Go conformance worker: gofmt -l (empty), go v
 	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
 	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...
 
+java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests under Surefire) into ~/.m2; skipped without java and mvn
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  mkdir -p clients/java/target; \
+	  mvn -B -ntp -Dstyle.color=never -f clients/java/pom.xml install > clients/java/target/build.log 2>&1; status=$$?; \
+	  grep -E "Tests run:|BUILD|ERROR|FAIL" clients/java/target/build.log; exit $$status; \
+	else echo "java-client: java or mvn is not on PATH; the Java client and its conformance pairs are skipped"; fi
+
+java-facts: $(STAMP)  ## regenerate clients/java's Facts.java (limits, gRPC names, finish reasons) from the Python source
+	$(BIN)/python -m tools.gen_java_facts
+
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
@@ -97,4 +108,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz clients/java/target tests/conformance/java/target

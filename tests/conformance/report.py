@@ -23,6 +23,8 @@ from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import serving
 from tests.conformance.go_drivers import go_available
 from tests.conformance.go_drivers import running as running_go
+from tests.conformance.java_drivers import java_available
+from tests.conformance.java_drivers import running as running_java
 from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
@@ -37,9 +39,10 @@ def run(
     node: bool = True,
     node_helper: Path | None = None,
     go: bool = True,
+    java: bool = True,
 ) -> list[Result]:
-    """Every pair (or those of `sdks`), the Node and Go drivers too where node and go are
-    installed;
+    """Every pair (or those of `sdks`), the Node, Go and Java drivers too where node, go,
+    and java with mvn are installed;
     `rules` and `node_helper` swap in another ruleset or Node helper (for a baseline)."""
     scenarios = load_scenarios()
     drivers = load_all()
@@ -49,10 +52,20 @@ def run(
         with contextlib.ExitStack() as stack:
             provider = stack.enter_context(serving(scenarios))
             client = stack.enter_context(Client(f"127.0.0.1:{server.port}"))
-            if node and node_available():
+            if (
+                node
+                and node_available()
+                and (sdks is None or any(s.startswith("node.") for s in sdks))
+            ):
                 drivers = {**drivers, **stack.enter_context(running_node(node_helper))}
             if go and go_available() and (sdks is None or any(s.startswith("go.") for s in sdks)):
                 drivers = {**drivers, **stack.enter_context(running_go())}
+            if (
+                java
+                and java_available()
+                and (sdks is None or any(s.startswith("java.") for s in sdks))
+            ):
+                drivers = {**drivers, **stack.enter_context(running_java())}
             return [
                 judge(sdk, scenario, drivers[sdk], provider, client)
                 for sdk, scenario in pairs(scenarios, drivers)
@@ -92,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-node", action="store_true", help="leave out the Node drivers")
     parser.add_argument("--no-go", action="store_true", help="leave out the Go drivers")
+    parser.add_argument("--no-java", action="store_true", help="leave out the Java drivers")
     parser.add_argument(
         "--node-helper",
         type=Path,
@@ -105,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         node=not args.no_node,
         node_helper=args.node_helper,
         go=not args.no_go,
+        java=not args.no_java,
     )
     print(table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")

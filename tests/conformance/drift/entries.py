@@ -10,7 +10,18 @@ from typing import Any
 
 import yaml
 
-ROOTS = frozenset({"Exception", "BaseException", "Error", "object"})
+ROOTS = frozenset(
+    {
+        "Exception",
+        "BaseException",
+        "Error",
+        "object",
+        "java.lang.Throwable",
+        "java.lang.Exception",
+        "java.lang.RuntimeException",
+        "java.lang.Error",
+    }
+)
 """Types every exception of a language derives from: a rule on them decides no class in particular."""
 NOT_RULE_FILES = ("ruleset.yaml", "actions.yaml")
 

@@ -1,0 +1,280 @@
+package dev.errorclass.conformance;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.errorclass.client.Descriptors;
+import dev.errorclass.client.RuntimeFacts;
+import dev.errorclass.v1.Origin;
+import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.ratelimiter.RateLimiter;
+import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.github.resilience4j.timelimiter.TimeLimiter;
+import io.github.resilience4j.timelimiter.TimeLimiterConfig;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The runtime suite's Java worker (tests/conformance/runtime/README.md's protocol): each pair
+ * raises the real failure with real JDK (or resilience4j) code and describes it with
+ * {@link Descriptors#from}, with the origin the runtime gives and, when the request says
+ * {@code contract: true}, the {@link RuntimeFacts} only the runtime knows.
+ */
+public final class RuntimePairs {
+    /** A pair's failure, where it was raised, and what the runtime knows about it. */
+    record Raised(Throwable error, Origin origin, RuntimeFacts facts) {}
+
+    record Env(String toolApi, int closedPort, Path tmp) {}
+
+    interface Pair {
+        Raised raise(Env env) throws Exception;
+    }
+
+    static final Duration SHORT = Duration.ofMillis(200);
+    static final ExecutorService POOL = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "runtime-pair");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
+        if (List.of(args).contains("--list")) {
+            RuntimeList.main(args);
+            return;
+        }
+        System.setOut(System.err);
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            if (line.isBlank()) {
+                continue;
+            }
+            JsonNode request = Worker.JSON.readTree(line);
+            String pair = request.path("pair").asText();
+            ObjectNode answer = Worker.JSON.createObjectNode();
+            answer.put("pair", pair);
+            try {
+                JsonNode e = request.path("env");
+                Env env = new Env(e.path("tool_api").asText(), e.path("closed_port").asInt(), Path.of(e.path("tmp").asText()));
+                Raised r = pair(pair).raise(env);
+                if (r.error() == null) {
+                    throw new IllegalStateException("the pair raised nothing");
+                }
+                RuntimeFacts facts = request.path("contract").asBoolean(true) ? r.facts() : RuntimeFacts.NONE;
+                answer.set("descriptor", Worker.descriptorJson(Descriptors.from(r.error(), r.origin(), "", facts)));
+                answer.set("chain", Worker.chain(r.error()));
+                answer.putNull("error");
+            } catch (Exception | AssertionError ex) {
+                answer.putNull("descriptor");
+                answer.set("chain", Worker.chain(ex));
+                answer.put("error", ex.toString());
+            }
+            out.println(Worker.JSON.writeValueAsString(answer));
+        }
+        POOL.shutdownNow();
+    }
+
+    /** What `body` threw (the failure under test); an AssertionError when it threw nothing. */
+    interface Body {
+        void run() throws Exception;
+    }
+
+    static Throwable caught(Body body) {
+        try {
+            body.run();
+        } catch (Throwable t) {
+            return t;
+        }
+        throw new AssertionError("expected a failure, the call returned");
+    }
+
+    static Future<String> sleeper(long millis) {
+        return POOL.submit(() -> {
+            Thread.sleep(millis);
+            return "late";
+        });
+    }
+
+    static HttpClient http() {
+        return HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).connectTimeout(Duration.ofSeconds(2)).build();
+    }
+
+    static HttpRequest get(String url, Duration timeout) {
+        return HttpRequest.newBuilder(URI.create(url)).timeout(timeout).GET().build();
+    }
+
+    static Pair pair(String id) {
+        return switch (id) {
+            // A tool wrapper's own limit: the wrapper says so (time_limit tool).
+            case "java.future-get-timeout::tool-timeout.wrapper-limit" -> env -> new Raised(
+                    caught(() -> sleeper(5_000).get(SHORT.toMillis(), TimeUnit.MILLISECONDS)),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.toolTimeLimit());
+            case "java.completable-or-timeout::tool-timeout.wrapper-limit" -> env -> new Raised(
+                    caught(() -> CompletableFuture.supplyAsync(() -> sleep(5_000), POOL)
+                            .orTimeout(SHORT.toMillis(), TimeUnit.MILLISECONDS).join()),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.toolTimeLimit());
+            case "java.resilience4j-timelimiter::tool-timeout.wrapper-limit" -> env -> {
+                TimeLimiter limiter = TimeLimiter.of(TimeLimiterConfig.custom().timeoutDuration(SHORT).build());
+                return new Raised(caught(() -> limiter.executeFutureSupplier(() -> sleeper(5_000))),
+                        Origin.ORIGIN_TOOL, RuntimeFacts.toolTimeLimit());
+            };
+            // The run's own deadline.
+            case "java.future-get-timeout::timeout.run-deadline" -> env -> new Raised(
+                    caught(() -> sleeper(5_000).get(SHORT.toMillis(), TimeUnit.MILLISECONDS)),
+                    Origin.ORIGIN_RUNTIME, RuntimeFacts.runTimeLimit());
+            case "java.completable-or-timeout::timeout.run-deadline" -> env -> new Raised(
+                    caught(() -> CompletableFuture.supplyAsync(() -> sleep(5_000), POOL)
+                            .orTimeout(SHORT.toMillis(), TimeUnit.MILLISECONDS).join()),
+                    Origin.ORIGIN_RUNTIME, RuntimeFacts.runTimeLimit());
+            // A tool's own HTTP client timing out (the wrapper's limit did not fire).
+            case "java.http-timeout::tool-error.own-timeout" -> env -> new Raised(
+                    caught(() -> http().send(get(env.toolApi() + "/slow/3000", SHORT), HttpResponse.BodyHandlers.ofString())),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.http-timeout-in-future::tool-error.own-timeout" -> env -> new Raised(
+                    caught(() -> POOL.submit(() -> http().send(get(env.toolApi() + "/slow/3000", SHORT),
+                            HttpResponse.BodyHandlers.ofString())).get(5, TimeUnit.SECONDS)),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            // The provider call's own client timeout.
+            case "java.http-timeout::timeout.provider-call" -> env -> new Raised(
+                    caught(() -> http().send(get(env.toolApi() + "/slow/3000", SHORT), HttpResponse.BodyHandlers.ofString())),
+                    Origin.ORIGIN_PROVIDER, RuntimeFacts.NONE);
+            case "java.http-send-async-join::timeout.provider-call" -> env -> new Raised(
+                    caught(() -> http().sendAsync(get(env.toolApi() + "/slow/3000", SHORT), HttpResponse.BodyHandlers.ofString()).join()),
+                    Origin.ORIGIN_PROVIDER, RuntimeFacts.NONE);
+            // A user's cancel.
+            case "java.future-cancel::cancel.user" -> env -> {
+                Future<String> f = sleeper(5_000);
+                f.cancel(true);
+                return new Raised(caught(f::get), Origin.ORIGIN_USER, RuntimeFacts.NONE);
+            };
+            case "java.completable-cancel::cancel.user" -> env -> {
+                CompletableFuture<String> f = CompletableFuture.supplyAsync(() -> sleep(5_000), POOL);
+                f.cancel(true);
+                return new Raised(caught(f::join), Origin.ORIGIN_USER, RuntimeFacts.NONE);
+            };
+            case "java.thread-interrupt::cancel.user" -> env -> {
+                Throwable[] seen = new Throwable[1];
+                CountDownLatch started = new CountDownLatch(1);
+                Thread run = new Thread(() -> {
+                    started.countDown();
+                    seen[0] = caught(() -> Thread.sleep(5_000));
+                });
+                run.start();
+                started.await();
+                Thread.sleep(50);
+                run.interrupt(); // the user's cancel interrupts the run's thread
+                run.join(5_000);
+                return new Raised(seen[0], Origin.ORIGIN_USER, RuntimeFacts.NONE);
+            };
+            // Tools failing.
+            case "java.files-read::tool-error.file" -> env -> new Raised(
+                    caught(() -> Files.readString(env.tmp().resolve("no-such-file.txt"))), Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.executor-wrapped-file::tool-error.file" -> env -> new Raised(
+                    caught(() -> POOL.submit(() -> Files.readString(env.tmp().resolve("no-such-file.txt"))).get(5, TimeUnit.SECONDS)),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.parse-int::tool-error.parse" -> env -> new Raised(
+                    caught(() -> Integer.parseInt("forty-two")), Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.completion-wrapped-parse::tool-error.parse" -> env -> new Raised(
+                    caught(() -> CompletableFuture.supplyAsync(() -> Integer.parseInt("forty-two"), POOL).join()),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.http-refused::tool-error.refused" -> env -> new Raised(
+                    caught(() -> http().send(get("http://127.0.0.1:" + env.closedPort() + "/", Duration.ofSeconds(2)),
+                            HttpResponse.BodyHandlers.ofString())),
+                    Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            case "java.http-status::tool-error.http-status" -> env -> {
+                // a raw client returns the status; the tool throws, as tools do, with the response
+                HttpResponse<String> r = http().send(get(env.toolApi() + "/status/429", Duration.ofSeconds(2)),
+                        HttpResponse.BodyHandlers.ofString());
+                return new Raised(new java.io.IOException("tool api answered " + r.statusCode() + ": " + r.body()),
+                        Origin.ORIGIN_TOOL, RuntimeFacts.NONE);
+            };
+            // The runtime's own limiters, bulkheads and breakers.
+            case "java.resilience4j-ratelimiter::quota.limiter" -> env -> {
+                RateLimiter limiter = RateLimiter.of("runtime", RateLimiterConfig.custom().limitForPeriod(1)
+                        .limitRefreshPeriod(Duration.ofMinutes(1)).timeoutDuration(Duration.ZERO).build());
+                limiter.executeRunnable(() -> { });
+                return new Raised(caught(() -> limiter.executeRunnable(() -> { })), Origin.ORIGIN_RUNTIME, RuntimeFacts.NONE);
+            };
+            case "java.resilience4j-bulkhead::quota.bulkhead" -> env -> {
+                Bulkhead bulkhead = Bulkhead.of("runtime", BulkheadConfig.custom().maxConcurrentCalls(1).maxWaitDuration(Duration.ZERO).build());
+                CountDownLatch inside = new CountDownLatch(1);
+                CountDownLatch release = new CountDownLatch(1);
+                POOL.submit(() -> bulkhead.executeCallable(() -> {
+                    inside.countDown();
+                    return release.await(5, TimeUnit.SECONDS);
+                }));
+                inside.await(5, TimeUnit.SECONDS);
+                Throwable t = caught(() -> bulkhead.executeRunnable(() -> { }));
+                release.countDown();
+                return new Raised(t, Origin.ORIGIN_RUNTIME, RuntimeFacts.NONE);
+            };
+            case "java.resilience4j-circuitbreaker::breaker.open" -> env -> {
+                CircuitBreaker breaker = CircuitBreaker.of("provider", CircuitBreakerConfig.custom()
+                        .slidingWindowSize(2).minimumNumberOfCalls(2).failureRateThreshold(50).build());
+                for (int i = 0; i < 2; i++) {
+                    caught(() -> breaker.executeRunnable(() -> {
+                        throw new IllegalStateException("provider failed");
+                    })); // two failed provider calls open it
+                }
+                // the breaker guards the provider call: the call refused is a provider call (as Node's opossum pair)
+                return new Raised(caught(() -> breaker.executeRunnable(() -> { })), Origin.ORIGIN_PROVIDER, RuntimeFacts.NONE);
+            };
+            // An interceptor's deliberate veto: the application's own exception type.
+            case "java.interceptor-veto::veto.budget" -> env -> veto(RuntimeFacts.Veto.BUDGET);
+            case "java.interceptor-veto::veto.quota" -> env -> veto(RuntimeFacts.Veto.QUOTA);
+            case "java.interceptor-veto::veto.policy" -> env -> veto(RuntimeFacts.Veto.POLICY);
+            // The agent definition failing to parse.
+            case "java.jackson-parse::definition.syntax" -> env -> new Raised(
+                    caught(() -> Worker.JSON.readTree("{\"name\": \"triage\",}")),
+                    Origin.ORIGIN_RUNTIME, RuntimeFacts.stage(RuntimeFacts.Stage.PARSE));
+            // Reconciliation of an orphaned run: its worker process is gone.
+            case "java.process-handle::reconcile.vanished" -> env -> reconciled(0);
+            case "java.process-handle::reconcile.after-provider" -> env -> reconciled(3);
+            default -> throw new IllegalArgumentException("no such pair " + id);
+        };
+    }
+
+    static Raised veto(RuntimeFacts.Veto why) {
+        return new Raised(caught(() -> {
+            throw new IllegalStateException("next step declined by the interceptor");
+        }), Origin.ORIGIN_INTERCEPTOR, RuntimeFacts.veto(why));
+    }
+
+    static Raised reconciled(long providerCalls) throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        long pid = p.pid();
+        p.waitFor(5, TimeUnit.SECONDS);
+        Throwable gone = caught(() -> ProcessHandle.of(pid).orElseThrow(
+                () -> new IllegalStateException("the run's worker process " + pid + " is gone")));
+        return new Raised(gone, Origin.ORIGIN_RECONCILER, RuntimeFacts.reconciled(providerCalls));
+    }
+
+    static String sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return "late";
+    }
+
+    private RuntimePairs() {}
+}
