@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ const (
 	runtime     = errorclassv1.Origin_ORIGIN_RUNTIME
 	user        = errorclassv1.Origin_ORIGIN_USER
 	interceptor = errorclassv1.Origin_ORIGIN_INTERCEPTOR
+	guard       = errorclassv1.Origin_ORIGIN_GUARD
 	reconciler  = errorclassv1.Origin_ORIGIN_RECONCILER
 )
 
@@ -212,6 +214,15 @@ func init() {
 		_, _ = breaker.Execute(func() (any, error) { return nil, errors.New("provider 503") })
 		_, err := breaker.Execute(func() (any, error) { return nil, nil })
 		return failure{err, provider, nil}
+	})
+	// Our own content guard refusing the model's output.
+	pair("regexp-guard", "guard.blocked", func(env) failure {
+		ssn := regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`)
+		output := "the customer's SSN is 078-05-1120"
+		if loc := ssn.FindStringIndex(output); loc != nil {
+			return failure{fmt.Errorf("output refused by our content policy: it holds an SSN at %d", loc[0]), guard, nil}
+		}
+		return failure{nil, guard, nil}
 	})
 	// Interceptors that veto on purpose.
 	for _, kind := range []string{"budget", "quota", "policy"} {

@@ -31,6 +31,7 @@ public final class RuntimeList {
             "java.resilience4j-ratelimiter::quota.limiter",
             "java.resilience4j-bulkhead::quota.bulkhead",
             "java.resilience4j-circuitbreaker::breaker.open",
+            "java.regex-guard::guard.blocked",
             "java.interceptor-veto::veto.budget",
             "java.interceptor-veto::veto.quota",
             "java.interceptor-veto::veto.policy",

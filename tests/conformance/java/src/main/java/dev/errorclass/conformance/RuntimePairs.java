@@ -237,6 +237,14 @@ public final class RuntimePairs {
                 // the breaker guards the provider call: the call refused is a provider call (as Node's opossum pair)
                 return new Raised(caught(() -> breaker.executeRunnable(() -> { })), Origin.ORIGIN_PROVIDER, RuntimeFacts.NONE);
             };
+            // Our own content guard refusing the model's output (the application's own check).
+            case "java.regex-guard::guard.blocked" -> env -> new Raised(caught(() -> {
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)\\b\\d{3}-\\d{2}-\\d{4}\\b")
+                        .matcher("the customer's SSN is 078-05-1120");
+                if (m.find()) {
+                    throw new SecurityException("output refused by our content policy: it holds an SSN at " + m.start());
+                }
+            }), Origin.ORIGIN_GUARD, RuntimeFacts.NONE);
             // An interceptor's deliberate veto: the application's own exception type.
             case "java.interceptor-veto::veto.budget" -> env -> veto(RuntimeFacts.Veto.BUDGET);
             case "java.interceptor-veto::veto.quota" -> env -> veto(RuntimeFacts.Veto.QUOTA);
