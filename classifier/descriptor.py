@@ -1,8 +1,11 @@
 """The exception descriptor a runtime sends, normalised once before matching.
 
-`build_descriptor` is the single way in: the server's proto conversion, the
+`build_descriptor` is the way in: the server's proto conversion, the
 descriptor-file reader and the Python client all go through it, so every
-entry point validates and normalises the same way.
+entry point validates and normalises the same way. The one other,
+`descriptor_from_proven`, is for the Arrow batch reader, which checks the
+limits on names a whole column at a time; it builds what `build_descriptor`
+builds (a test checks they agree) and leaves every row it refuses to it.
 """
 
 from __future__ import annotations

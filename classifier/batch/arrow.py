@@ -16,18 +16,22 @@ schema in full):
 Causes are a list of structs with the cause fields (type, supertypes,
 http_status, grpc_status, code, message); attributes a map of strings (or a
 struct of strings, or a list of key/value structs); origin and grpc_status
-a number or a name, as in a descriptor file. Every descriptor goes through
-`build_descriptor` (the JSON column through the descriptor-file reader), so
-it is validated exactly as the gRPC service validates it: a bad row gets the
-`error` column, naming each bad field as the service names it
-(`descriptor.causes[1].type: must not be empty`), and null answer columns;
-it is never classified and never dropped. A column of the wrong type for
-its field is a `BatchSchemaError` naming it, before any row is read.
+a number or a name, as in a descriptor file. Every descriptor is validated
+exactly as the gRPC service validates it: the limits on names are checked a
+whole column at a time by Arrow's kernels, the rows they prove good are
+built by `descriptor_from_proven` (which checks the rest), and every other
+row goes through `build_descriptor` (the JSON column through the
+descriptor-file reader). A bad row gets the `error` column, naming each bad
+field as the service names it (`descriptor.causes[1].type: must not be
+empty`), and null answer columns; it is never classified and never dropped.
+A column of the wrong type for its field is a `BatchSchemaError` naming it,
+before any row is read.
 
 The work is done once per distinct descriptor: each column is taken into
 Python once, the rows become hashable tuples, identical rows are built and
-classified once, and the answer columns are `take`s from a small table of
-the ruleset's prebuilt answers (one per rule and Unknown reason).
+classified once (found by Arrow's hash kernels first, unless a sample of the
+rows has no repeat), and the answer columns are `take`s from a small table
+of the ruleset's prebuilt answers (one per rule and Unknown reason).
 """
 
 from __future__ import annotations
@@ -392,16 +396,19 @@ def _decode_columns(
 
 
 SAMPLE_ROWS = 1024
-"""How many rows, evenly spread, `_looks_distinct` compares."""
+"""How many rows `_looks_distinct` compares: runs of consecutive rows spread over the batch,
+so a failure repeated in a burst and one repeated all through the batch are both seen."""
+SAMPLE_RUNS = 8
 
 
 def _looks_distinct(columns: Mapping[str, Array], nulls: Array | None, n: int) -> bool:
-    """Whether no two rows of an even sample are equal: then the batch is read straight
-    into Python without hashing every row first (which saves work only where rows repeat,
-    and costs as much as reading them where none do)."""
+    """Whether no two rows of a sample are equal: then the batch is read straight into
+    Python without hashing every row first (which saves work only where rows repeat, and
+    costs as much as reading them where none do); a repeat the sample misses is built twice."""
     if n < 4 * SAMPLE_ROWS:
         return False
-    picks = pa.array(range(0, n, n // SAMPLE_ROWS), pa.int64())
+    run, step = SAMPLE_ROWS // SAMPLE_RUNS, n // SAMPLE_RUNS
+    picks = pa.array([r * step + i for r in range(SAMPLE_RUNS) for i in range(run)], pa.int64())
     sample = {name: column.take(picks) for name, column in columns.items()}
     keys = _row_keys(sample, None if nulls is None else nulls.take(picks))
     return keys is not None and len(pc.unique(keys)) == len(picks)
@@ -853,21 +860,15 @@ def _origin_named(name: str) -> Origin:
 
 
 def _by_name(arr: Array, parse: Callable[[str], object]) -> Read:
+    """Each distinct name parsed once, then looked up for every row."""
+    values = arr.to_pylist()
     parsed: dict[str | None, object] = {None: None}
-    out = []
-    for v in arr.to_pylist():
-        got = parsed.get(v, _MISSING)
-        if got is _MISSING:
-            try:
-                got = parse(cast(str, v))
-            except PydanticCustomError as exc:
-                got = _Bad(exc.message())
-            parsed[v] = got
-        out.append(got)
-    return out, any(type(v) is _Bad for v in parsed.values())
-
-
-_MISSING = object()
+    for v in set(values) - {None}:
+        try:
+            parsed[v] = parse(cast(str, v))
+        except PydanticCustomError as exc:
+            parsed[v] = _Bad(exc.message())
+    return list(map(parsed.__getitem__, values)), any(type(v) is _Bad for v in parsed.values())
 
 
 def _attributes(arr: Array, label: str) -> Read:
@@ -880,7 +881,8 @@ def _attributes(arr: Array, label: str) -> Read:
         maps = cast("pa.MapArray[Any, Any]", arr)
         keys = maps.keys.slice(start, offsets[-1]).to_pylist()
         items = maps.items.slice(start, offsets[-1]).to_pylist()
-        return _checked_pairs(arr, offsets, list(zip(keys, items, strict=True)))
+        nulls = bool(maps.keys.null_count or maps.items.null_count)
+        return _checked_pairs(arr, offsets, list(zip(keys, items, strict=True)), nulls)
     if pa.types.is_struct(t) and all(_is_text(t.field(i).type) for i in range(t.num_fields)):
         if not t.num_fields:
             return [()] * len(arr), False
@@ -900,15 +902,21 @@ def _attributes(arr: Array, label: str) -> Read:
             key, value = (pairs.field(name).to_pylist() for name in ("key", "value"))
             if flat.null_count:
                 raise BatchSchemaError(f"{label}: an attribute is null")
-            return _checked_pairs(arr, offsets, list(zip(key, value, strict=True)))
+            nulls = None in key or None in value
+            return _checked_pairs(arr, offsets, list(zip(key, value, strict=True)), nulls)
     raise _wrong(label, t, "a map of strings to strings")
 
 
-def _checked_pairs(arr: Array, offsets: list[int], pairs: list[Any]) -> Read:
-    """Key/value pairs per row; a null key or value, or a key twice, makes the row a _Bad."""
+def _checked_pairs(arr: Array, offsets: list[int], pairs: list[Any], nulls: bool = True) -> Read:
+    """Key/value pairs per row; a null key or value, or a key twice, makes the row a _Bad.
+
+    Without nulls (`nulls` False) only a row of two pairs or more can be wrong.
+    """
     rows = _per_row(arr, offsets, pairs)
     bad = False
-    for i, row in enumerate(rows):
+    suspects = range(len(rows)) if nulls else _rows_of(_longer(arr, 1))
+    for i in suspects:
+        row = rows[i]
         if len(row) > 1 or (row and (row[0][0] is None or row[0][1] is None)):
             problem = _pair_problem(row)
             if problem is not None:
