@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pytest
@@ -475,7 +475,13 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
         rows.append(row)
     table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
     assert arrow._looks_distinct(
-        dict(zip(DESCRIPTOR.names, table.column(0).combine_chunks().flatten(), strict=True)),
+        dict(
+            zip(
+                DESCRIPTOR.names,
+                cast(pa.StructArray, table.column(0).combine_chunks()).flatten(),
+                strict=True,
+            )
+        ),
         None,
         len(rows),
     )
