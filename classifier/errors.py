@@ -3,7 +3,19 @@
     ClassifierError                  root of everything this package raises
     ├── RulesetError                 a ruleset could not be loaded or compiled
     │                                (carries every Diagnostic, not just the first)
-    └── DescriptorError              a descriptor is malformed (carries FieldViolations)
+    ├── DescriptorError              a descriptor is malformed (carries FieldViolations)
+    ├── RevisionError                regress.revision: a ruleset spec names neither a
+    │                                folder nor a git tree
+    ├── BatchSchemaError             batch.arrow: a batch's columns do not fit the mapping
+    ├── InputError                   batch.files: a file cannot be read or written
+    ├── RulesetPinError              batch.pin: a worker loaded another ruleset than the
+    │                                digest its job is pinned to
+    ├── SparkSetupError              spark: Spark cannot start here (no Java runtime)
+    └── ServiceError                 client.client: a call failed for a reason other
+                                     than a malformed descriptor (carries the gRPC code)
+
+The subclasses outside this module live beside what raises them; a test
+checks this tree names every one.
 
 A `Diagnostic` is one finding about a rule file, with a stable `code` from
 the registry in `classifier.codes` (`duplicate_rule_id`, `invalid_pattern`,

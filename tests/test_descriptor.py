@@ -15,6 +15,7 @@ from classifier.descriptor import (
     _validated,
     _well_formed,
     build_descriptor,
+    descriptor_from_proven,
 )
 from classifier.errors import DescriptorError
 from classifier.taxonomy import Origin
@@ -153,3 +154,55 @@ def test_a_lone_surrogate_in_a_message_becomes_a_replacement_character(quick: bo
     assert d.message == "x\ufffdy \U0001f600"
     assert d.causes[0].message == "\ufffd"
     assert d.message.encode() == "x\ufffdy \U0001f600".encode()
+
+
+def _proven(kw: dict[str, Any]) -> bool:
+    """What the Arrow column checks prove before `descriptor_from_proven` is called."""
+
+    def name(s: str, limit: int, required: bool = False) -> bool:
+        return s == s.strip() and len(s) <= limit and (bool(s) or not required)
+
+    attrs = kw["attributes"] or {}
+    return (
+        name(kw["type"], limits.MAX_TYPE_NAME_CHARS, True)
+        and len(kw["supertypes"]) <= limits.MAX_SUPERTYPES
+        and all(name(s, limits.MAX_TYPE_NAME_CHARS, True) for s in kw["supertypes"])
+        and name(kw["code"], limits.MAX_CODE_CHARS)
+        and name(kw["language"], limits.MAX_LABEL_CHARS)
+        and name(kw["provider"], limits.MAX_LABEL_CHARS)
+        and len(attrs) <= limits.MAX_ATTRIBUTES
+        and all(0 < len(k) <= limits.MAX_ATTRIBUTE_KEY_CHARS for k in attrs)
+        and all(len(v) <= limits.MAX_ATTRIBUTE_VALUE_CHARS for v in attrs.values())
+    )
+
+
+@settings(max_examples=600, deadline=None)
+@given(inputs)
+def test_the_proven_build_is_build_descriptors_answer(kw: dict[str, Any]) -> None:
+    """Given what the column checks prove, descriptor_from_proven builds what build_descriptor
+    builds, and refuses (None, for build_descriptor to name why) only what it refuses."""
+    try:
+        want: Descriptor | DescriptorError = build_descriptor(**kw)
+    except DescriptorError as exc:
+        want = exc
+    if not _proven(kw):
+        return
+    got = descriptor_from_proven(
+        kw["type"],
+        tuple(kw["supertypes"]),
+        kw["http_status"],
+        kw["grpc_status"],
+        kw["origin"],
+        kw["code"],
+        kw["message"],
+        kw["causes"],
+        kw["language"],
+        kw["provider"],
+        dict(kw["attributes"] or {}),
+    )
+    if isinstance(want, DescriptorError):
+        assert got is None
+    else:
+        assert got == want
+        assert got is not None
+        assert got.chain == want.chain

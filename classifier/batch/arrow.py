@@ -16,26 +16,33 @@ schema in full):
 Causes are a list of structs with the cause fields (type, supertypes,
 http_status, grpc_status, code, message); attributes a map of strings (or a
 struct of strings, or a list of key/value structs); origin and grpc_status
-a number or a name, as in a descriptor file. Every descriptor goes through
-`build_descriptor` (the JSON column through the descriptor-file reader), so
-it is validated exactly as the gRPC service validates it: a bad row gets the
-`error` column, naming each bad field as the service names it
-(`descriptor.causes[1].type: must not be empty`), and null answer columns;
-it is never classified and never dropped. A column of the wrong type for
-its field is a `BatchSchemaError` naming it, before any row is read.
+a number or a name, as in a descriptor file. Every descriptor is validated
+exactly as the gRPC service validates it: the limits on names are checked a
+whole column at a time by Arrow's kernels, the rows they prove good are
+built by `descriptor_from_proven` (which checks the rest), and every other
+row goes through `build_descriptor` (the JSON column through the
+descriptor-file reader). A bad row gets the `error` column, naming each bad
+field as the service names it (`descriptor.causes[1].type: must not be
+empty`), and null answer columns; it is never classified and never dropped.
+A column of the wrong type for its field is a `BatchSchemaError` naming it,
+before any row is read.
 
 The work is done once per distinct descriptor: each column is taken into
 Python once, the rows become hashable tuples, identical rows are built and
-classified once, and the answer columns are `take`s from a small table of
-the ruleset's prebuilt answers (one per rule and Unknown reason).
+classified once (found by Arrow's hash kernels first, unless a sample of the
+rows has no repeat), and the answer columns are `take`s from a small table
+of the ruleset's prebuilt answers (one per rule and Unknown reason).
 """
 
 from __future__ import annotations
 
+import bisect
+import gc
 import itertools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar, cast
 
@@ -43,8 +50,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic_core import PydanticCustomError
 
+from classifier import limits
 from classifier.answer import Classification
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.descriptor import (
+    CauseInput,
+    Descriptor,
+    build_descriptor,
+    descriptor_from_proven,
+)
 from classifier.engine.evaluate import classify
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
@@ -249,6 +262,30 @@ class Decoded:
 def decode(data: Batch, mapping: ColumnMapping | None = None) -> Decoded:
     """Read every row's descriptor, once per distinct row."""
     mapping = mapping if mapping is not None else infer_mapping(data.schema)
+    with _collector_paused():
+        return _decode(data, mapping)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a batch's descriptors are built.
+
+    Every row makes a few containers that live on (its tuple, the
+    descriptor, its attributes), so the collector would run over and over
+    and, as they pile up, walk the whole heap: half the cost of reading a
+    batch of distinct rows. Nothing built here makes a cycle, so nothing
+    waits for it; it is on again (if it was on) as soon as the batch is read.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _decode(data: Batch, mapping: ColumnMapping) -> Decoded:
     match mapping:
         case JsonColumn(name):
             return _decode_json(_column(data, name), name)
@@ -341,12 +378,14 @@ def _decode_columns(
     Real tables repeat themselves: only the first row of each distinct
     combination of values is taken into Python; the rest share its code.
     """
+    if n > 1 and _looks_distinct(columns, nulls, n):
+        return _decode_rows(columns, n, _bools(nulls), where, names, distinct=True)
     keys = _row_keys(columns, nulls) if n > 1 else None
     if keys is None:
         return _decode_rows(columns, n, _bools(nulls), where, names)
     encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(keys))
-    if len(encoded.dictionary) == n:  # nothing repeats: read every row
-        return _decode_rows(columns, n, _bools(nulls), where, names)
+    if len(encoded.dictionary) == n:  # nothing repeats: read every row, no need to look again
+        return _decode_rows(columns, n, _bools(nulls), where, names, distinct=True)
     rows = cast(list[int], encoded.indices.to_pylist())
     first = [-1] * len(encoded.dictionary)
     for i, r in enumerate(rows):
@@ -359,6 +398,25 @@ def _decode_columns(
     )
     distinct = [sub.distinct[r] for r in sub.rows]
     return Decoded(rows, distinct, first)
+
+
+SAMPLE_ROWS = 1024
+"""How many rows `_looks_distinct` compares: runs of consecutive rows spread over the batch,
+so a failure repeated in a burst and one repeated all through the batch are both seen."""
+SAMPLE_RUNS = 8
+
+
+def _looks_distinct(columns: Mapping[str, Array], nulls: Array | None, n: int) -> bool:
+    """Whether no two rows of a sample are equal: then the batch is read straight into
+    Python without hashing every row first (which saves work only where rows repeat, and
+    costs as much as reading them where none do); a repeat the sample misses is built twice."""
+    if n < 4 * SAMPLE_ROWS:
+        return False
+    run, step = SAMPLE_ROWS // SAMPLE_RUNS, n // SAMPLE_RUNS
+    picks = pa.array([r * step + i for r in range(SAMPLE_RUNS) for i in range(run)], pa.int64())
+    sample = {name: column.take(picks) for name, column in columns.items()}
+    keys = _row_keys(sample, None if nulls is None else nulls.take(picks))
+    return keys is not None and len(pc.unique(keys)) == len(picks)
 
 
 def _bools(mask: Array | None) -> list[bool | None] | None:
@@ -438,8 +496,16 @@ def _decode_rows(
     nulls: Sequence[bool | None] | None,
     where: str,
     names: Mapping[str, str] | None = None,
+    *,
+    distinct: bool = False,
 ) -> Decoded:
-    """Rows of field values, deduplicated, built into descriptors."""
+    """Rows of field values, deduplicated, built into descriptors.
+
+    `distinct` says the caller found no repeats (in the whole batch, or in a
+    sample of it): then each row is built as it is, a rare repeat built twice
+    rather than every row hashed to find it. The rows the column checks prove
+    good are built without checking their names again (`descriptor_from_proven`).
+    """
     if "type" not in columns:
         raise BatchSchemaError(f"no descriptor type: the {where.strip()} 'type' is missing")
     values: list[list[Any]] = []
@@ -456,22 +522,43 @@ def _decode_rows(
     keys: Iterable[tuple[Any, ...]] = zip(*values, strict=True)
     if nulls is not None:
         keys = (_NULL_ROW if null else key for key, null in zip(keys, nulls, strict=True))
-    codes: dict[tuple[Any, ...], int] = {}
-    rows = [codes.setdefault(key, len(codes)) for key in keys]
-    first = [-1] * len(codes)
-    for i, r in enumerate(rows):
-        if first[r] < 0:
-            first[r] = i
-    return Decoded(rows, [_build(key, unreadable) for key in codes], first)
+    if distinct:
+        unique = list(keys)
+        rows = list(range(len(unique)))
+        first = rows
+    else:
+        codes: dict[tuple[Any, ...], int] = {}
+        rows = [codes.setdefault(key, len(codes)) for key in keys]
+        unique = list(codes)
+        first = [-1] * len(codes)
+        for i, r in enumerate(rows):
+            if first[r] < 0:
+                first[r] = i
+    unproven = _unproven(columns, n)
+    if unproven is None or len(unproven) == len(unique):
+        proven = [False] * len(unique)
+    else:
+        proven = [i not in unproven for i in first] if unproven else [True] * len(unique)
+    built = [_build(key, unreadable, ok) for key, ok in zip(unique, proven, strict=True)]
+    return Decoded(rows, built, first)
 
 
-def _build(row: tuple[Any, ...], unreadable: bool) -> Descriptor | DescriptorError:
-    """The row's descriptor; `unreadable` says whether any value of the batch was a _Bad."""
+def _build(row: tuple[Any, ...], unreadable: bool, proven: bool) -> Descriptor | DescriptorError:
+    """The row's descriptor; `unreadable` says whether any value of the batch was a _Bad,
+    `proven` whether the column checks proved this row's names good (`_unproven`)."""
     if row is _NULL_ROW:
         return DescriptorError([FieldViolation(PREFIX, "is null")])
     (type_, supers, http, grpc, origin, code, message, causes, language, provider, attrs) = row
     if unreadable and _unreadable(row):
         return _checked(row)
+    if proven:
+        quick = descriptor_from_proven(
+            type_, supers, http, grpc, origin, code, message,
+            [CauseInput(*c) for c in causes] if causes else (), language, provider,
+            dict(attrs) if attrs else {},
+        )  # fmt: skip
+        if quick is not None:
+            return quick
     try:
         return build_descriptor(
             type=type_,
@@ -538,6 +625,132 @@ def _checked(row: tuple[Any, ...]) -> DescriptorError:
     except DescriptorError as exc:
         violations += exc.violations
     return DescriptorError(violations)
+
+
+# The column checks: what build_descriptor checks of each name, done for a whole column at
+# once by Arrow's kernels. A row they do not prove is built the slow way, so they need only
+# be conservative: a row they pass must be one build_descriptor accepts unchanged.
+
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""The characters `str.strip()` removes (those `str.isspace()` is true of)."""
+
+_NAME_LIMITS = {
+    "type": limits.MAX_TYPE_NAME_CHARS,
+    "code": limits.MAX_CODE_CHARS,
+    "language": limits.MAX_LABEL_CHARS,
+    "provider": limits.MAX_LABEL_CHARS,
+}
+_KERNEL_ERRORS = (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError)
+_kernels: Any = pc
+"""pyarrow.compute for the column checks, untyped: its stubs take only arrays of a declared
+type, and these columns' types are checked when they are read."""
+
+
+def _unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
+    """The rows whose names the column checks do not prove good (None: no row is proven).
+
+    Proven means: type, each supertype, code, language and provider need no
+    stripping and are within their limits, type and the supertypes are not
+    empty, there are not too many supertypes or attributes, and every
+    attribute key and value is within its limit. Statuses, origin and
+    causes are left to `descriptor_from_proven`.
+    """
+    try:
+        rows: set[int] = set()
+        for name, limit in _NAME_LIMITS.items():
+            arr = columns.get(name)
+            if arr is not None and not pa.types.is_null(arr.type):
+                if pa.types.is_integer(arr.type):  # a numeric code: digits, never too long
+                    continue
+                rows |= _rows_of(_bad_text(arr, limit, required=name == "type"))
+            elif name == "type":
+                return None
+        supers = columns.get("supertypes")
+        if supers is not None and not pa.types.is_null(supers.type):
+            rows |= _rows_of(_longer(supers, limits.MAX_SUPERTYPES))
+            offsets, flat = _spans(supers)
+            bad = _bad_text(flat, limits.MAX_TYPE_NAME_CHARS, required=True)
+            rows |= _rows_of_items(bad, offsets)
+        attrs = columns.get("attributes")
+        if attrs is not None and not pa.types.is_null(attrs.type):
+            rows |= _unproven_attributes(attrs)
+    except _KERNEL_ERRORS:
+        return None
+    return rows
+
+
+def _bad_text(arr: Array, limit: int, *, required: bool) -> Array:
+    """True where a string is too long or would be stripped (or, if required, is empty)."""
+    if pa.types.is_null(arr.type):
+        return pa.repeat(pa.scalar(required), len(arr))
+    if pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.string())
+    length = _kernels.utf8_length(arr)
+    bad = _kernels.or_(
+        _kernels.greater(length, limit),
+        _kernels.not_equal(_kernels.utf8_trim(arr, _WHITESPACE), arr),
+    )
+    if required:
+        bad = _kernels.or_(bad, _kernels.equal(length, 0))
+    return cast(Array, _kernels.fill_null(bad, required))
+
+
+def _longer(arr: Array, limit: int) -> Array:
+    """True where a list (or map) has more than limit entries (a null one's, if any, too)."""
+    offsets = cast("pa.ListArray[Any]", arr).offsets
+    n = len(offsets) - 1
+    lengths = _kernels.subtract(offsets.slice(1, n), offsets.slice(0, n))
+    return cast(Array, _kernels.greater(lengths, limit))
+
+
+def _rows_of(bad: Array) -> set[int]:
+    return set(cast(list[int], _kernels.indices_nonzero(bad).to_pylist()))
+
+
+def _rows_of_items(bad: Array, offsets: list[int]) -> set[int]:
+    """The rows (by list offsets) holding an item that is bad."""
+    items = cast(list[int], _kernels.indices_nonzero(bad).to_pylist())
+    return {bisect.bisect_right(offsets, i) - 1 for i in items}
+
+
+def _unproven_attributes(arr: Array) -> set[int]:
+    """The rows with too many attributes, an empty or over-long key, or an over-long value."""
+    t = arr.type
+    if pa.types.is_struct(t):  # a field per key, a null field absent
+        keys = [t.field(i).name for i in range(t.num_fields)]
+        if len(keys) > limits.MAX_ATTRIBUTES or not all(
+            0 < len(k) <= limits.MAX_ATTRIBUTE_KEY_CHARS for k in keys
+        ):
+            return set(range(len(arr)))
+        rows: set[int] = set()
+        for values in cast(pa.StructArray, arr).flatten():
+            rows |= _rows_of(_too_long(values, limits.MAX_ATTRIBUTE_VALUE_CHARS))
+        return rows
+    offsets, start = _offsets(arr)
+    if pa.types.is_map(t):
+        maps = cast("pa.MapArray[Any, Any]", arr)
+        key, value = (a.slice(start, offsets[-1]) for a in (maps.keys, maps.items))
+    else:  # a list of key/value structs
+        pairs = cast(pa.StructArray, cast("pa.ListArray[Any]", arr).values)
+        key, value = (pairs.field(f).slice(start, offsets[-1]) for f in ("key", "value"))
+    rows = _rows_of(_longer(arr, limits.MAX_ATTRIBUTES))
+    bad_key = _kernels.or_(
+        _too_long(key, limits.MAX_ATTRIBUTE_KEY_CHARS), _kernels.equal(_kernels.utf8_length(key), 0)
+    )
+    rows |= _rows_of_items(_kernels.fill_null(bad_key, False), offsets)
+    rows |= _rows_of_items(_too_long(value, limits.MAX_ATTRIBUTE_VALUE_CHARS), offsets)
+    return rows
+
+
+def _too_long(arr: Array, limit: int) -> Array:
+    if pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.string())
+    return cast(
+        Array, _kernels.fill_null(_kernels.greater(_kernels.utf8_length(arr), limit), False)
+    )
 
 
 # Each reader turns one column into a list of Python values, one per row, hashable, in the
@@ -652,21 +865,15 @@ def _origin_named(name: str) -> Origin:
 
 
 def _by_name(arr: Array, parse: Callable[[str], object]) -> Read:
+    """Each distinct name parsed once, then looked up for every row."""
+    values = arr.to_pylist()
     parsed: dict[str | None, object] = {None: None}
-    out = []
-    for v in arr.to_pylist():
-        got = parsed.get(v, _MISSING)
-        if got is _MISSING:
-            try:
-                got = parse(cast(str, v))
-            except PydanticCustomError as exc:
-                got = _Bad(exc.message())
-            parsed[v] = got
-        out.append(got)
-    return out, any(type(v) is _Bad for v in parsed.values())
-
-
-_MISSING = object()
+    for v in set(values) - {None}:
+        try:
+            parsed[v] = parse(cast(str, v))
+        except PydanticCustomError as exc:
+            parsed[v] = _Bad(exc.message())
+    return list(map(parsed.__getitem__, values)), any(type(v) is _Bad for v in parsed.values())
 
 
 def _attributes(arr: Array, label: str) -> Read:
@@ -679,7 +886,8 @@ def _attributes(arr: Array, label: str) -> Read:
         maps = cast("pa.MapArray[Any, Any]", arr)
         keys = maps.keys.slice(start, offsets[-1]).to_pylist()
         items = maps.items.slice(start, offsets[-1]).to_pylist()
-        return _checked_pairs(arr, offsets, list(zip(keys, items, strict=True)))
+        nulls = bool(maps.keys.null_count or maps.items.null_count)
+        return _checked_pairs(arr, offsets, list(zip(keys, items, strict=True)), nulls)
     if pa.types.is_struct(t) and all(_is_text(t.field(i).type) for i in range(t.num_fields)):
         if not t.num_fields:
             return [()] * len(arr), False
@@ -699,15 +907,21 @@ def _attributes(arr: Array, label: str) -> Read:
             key, value = (pairs.field(name).to_pylist() for name in ("key", "value"))
             if flat.null_count:
                 raise BatchSchemaError(f"{label}: an attribute is null")
-            return _checked_pairs(arr, offsets, list(zip(key, value, strict=True)))
+            nulls = None in key or None in value
+            return _checked_pairs(arr, offsets, list(zip(key, value, strict=True)), nulls)
     raise _wrong(label, t, "a map of strings to strings")
 
 
-def _checked_pairs(arr: Array, offsets: list[int], pairs: list[Any]) -> Read:
-    """Key/value pairs per row; a null key or value, or a key twice, makes the row a _Bad."""
+def _checked_pairs(arr: Array, offsets: list[int], pairs: list[Any], nulls: bool = True) -> Read:
+    """Key/value pairs per row; a null key or value, or a key twice, makes the row a _Bad.
+
+    Without nulls (`nulls` False) only a row of two pairs or more can be wrong.
+    """
     rows = _per_row(arr, offsets, pairs)
     bad = False
-    for i, row in enumerate(rows):
+    suspects = range(len(rows)) if nulls else _rows_of(_longer(arr, 1))
+    for i in suspects:
+        row = rows[i]
         if len(row) > 1 or (row and (row[0][0] is None or row[0][1] is None)):
             problem = _pair_problem(row)
             if problem is not None:

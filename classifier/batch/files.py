@@ -44,6 +44,7 @@ from classifier.batch.arrow import (
 )
 from classifier.batch.pin import RulesetPin, pinned_table
 from classifier.batch.replay import ReplayPart, Where, replay_part
+from classifier.errors import ClassifierError
 from classifier.regress.corpus import JSON_LINES_SUFFIXES
 from classifier.source.loader import display_path
 
@@ -56,8 +57,8 @@ JSON_LINES_SCHEMA = pa.schema(
 MAX_SHOWN_ERRORS = 20
 
 
-class InputError(Exception):
-    """An input file cannot be read: missing, of an unknown kind, or of another schema."""
+class InputError(ClassifierError):
+    """A file cannot be read or written: missing, of an unknown kind, or of another schema."""
 
 
 def input_files(paths: Sequence[str]) -> list[Path]:

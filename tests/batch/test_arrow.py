@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from classifier import Ruleset
 from classifier.answer import Classification
+from classifier.batch import arrow
 from classifier.batch.arrow import (
     ANSWER_COLUMNS,
     BatchSchemaError,
@@ -28,6 +30,7 @@ from classifier.descriptor import Descriptor, build_descriptor
 from classifier.engine.evaluate import classify
 from classifier.errors import DescriptorError
 from classifier.regress.cases import find_case_files, read_case_file
+from classifier.source.descriptor_file import descriptor_from_data
 from tests import strategies
 from tests.batch.tables import (
     DESCRIPTOR,
@@ -38,6 +41,7 @@ from tests.batch.tables import (
     expected,
     flat_table,
     json_table,
+    struct_row,
     struct_table,
 )
 from tests.rules.corpus import load_corpus
@@ -399,3 +403,86 @@ def test_rows_deduplicated_by_arrow_get_what_each_row_gets_alone(
         together = answers(classify_batch(table, ruleset))
         alone = [answers(classify_batch(table.slice(i, 1), ruleset))[0] for i in range(len(rows))]
         assert together == alone
+
+
+def test_the_column_checks_strip_what_str_strip_strips() -> None:
+    """A name the column checks find unpadded is one str.strip() leaves alone."""
+    spaces = "".join(chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace())
+    assert spaces == arrow._WHITESPACE
+
+
+def _decoded_as_built(rows: list[dict[str, Any]]) -> None:
+    """Every row's decoded descriptor (or violations) is build_descriptor's for the row."""
+    decoded = arrow.decode(pa.table({"descriptor": pa.array(rows, DESCRIPTOR)}))
+    for i, row in enumerate(rows):
+        got = decoded.distinct[decoded.rows[i]]
+        try:
+            data = {**row, "attributes": dict(row.get("attributes") or [])}
+            want: Descriptor | DescriptorError = descriptor_from_data(data)
+        except DescriptorError as exc:
+            want = exc
+        if isinstance(want, DescriptorError):
+            assert isinstance(got, DescriptorError), (row, got)
+            assert got.violations == want.violations
+        else:
+            assert got == want, row
+
+
+_PADDED = ["a.B", " a.B", "a.B\u3000", "\x1ca.B", "a.B\x85", "", "\u2028", "x" * 1024, "x" * 1025]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "type": st.sampled_from(_PADDED),
+                "supertypes": st.lists(st.sampled_from(_PADDED), max_size=3),
+                "code": st.sampled_from(["", "E1", " E1", "E1\xa0", "x" * 256, "x" * 257]),
+                "language": st.sampled_from(["Java", "java\u2003", "x" * 128, "x" * 129]),
+                "provider": st.sampled_from(["", "OpenAI", "\topenai"]),
+                "attributes": st.dictionaries(
+                    st.sampled_from(["", "k", " k", "k" * 256, "k" * 257]),
+                    st.sampled_from(["", " v", "v" * 4096, "v" * 4097]),
+                    max_size=3,
+                ).map(lambda d: list(d.items())),
+            }
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_names_padded_or_at_their_limits_are_built_as_build_descriptor_builds_them(
+    rows: list[dict[str, Any]],
+) -> None:
+    """The column checks send a padded or over-long name the slow way, and prove the rest."""
+    _decoded_as_built(rows)
+
+
+def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_builds_it() -> None:
+    """Past the sample size every row distinct: read without the Arrow dedupe, bad rows
+    planted among them still named as build_descriptor names them."""
+    base = [struct_row(d) for d in public_descriptors()]
+    rows = []
+    for i in range(4 * arrow.SAMPLE_ROWS + 100):
+        row = {**base[i % len(base)], "attributes": [("n", str(i))]}
+        if i % 997 == 0:
+            row["type"] = " padded.Type "
+        if i % 1409 == 0:
+            row["supertypes"] = ["ok.Super", ""]
+        if i % 2003 == 0:
+            row["attributes"] = [("n", "v" * 4097)]
+        rows.append(row)
+    table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
+    assert arrow._looks_distinct(
+        dict(
+            zip(
+                DESCRIPTOR.names,
+                cast(pa.StructArray, table.column(0).combine_chunks()).flatten(),
+                strict=True,
+            )
+        ),
+        None,
+        len(rows),
+    )
+    _decoded_as_built(rows)
