@@ -7,10 +7,11 @@
     ├── RevisionError                regress.revision: a ruleset spec names neither a
     │                                folder nor a git tree
     ├── BatchSchemaError             batch.arrow: a batch's columns do not fit the mapping
+    │   └── NoDescriptorColumnError  batch.arrow: no column looks like a descriptor
     ├── InputError                   batch.files: a file cannot be read or written
     ├── RulesetPinError              batch.pin: a worker loaded another ruleset than the
     │                                digest its job is pinned to
-    ├── SparkSetupError              spark: Spark cannot start here (no Java runtime)
+    ├── SparkSetupError              batch.spark: Spark cannot start here (no Java runtime)
     └── ServiceError                 client.client: a call failed for a reason other
                                      than a malformed descriptor (carries the gRPC code)
 
