@@ -82,15 +82,20 @@ class LineWorker:
                 "request": dict(scenario.request),
             },
         }
+        answer = self.request(request)
+        if answer.get("outcome") == "driver_error":
+            raise WorkerError(f"{sdk} on {scenario.id}: {answer.get('chain')}")
+        return answer
+
+    def request(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """One JSON line out, one JSON line back (WorkerError when the process is gone or
+        does not answer within ANSWER_LIMIT_S)."""
         stdin: IO[str] | None = self.proc.stdin
         if stdin is None or self.proc.poll() is not None:
             raise WorkerError(f"the {self.name} worker is not running: {self.stderr_tail()}")
-        stdin.write(json.dumps(request) + "\n")
+        stdin.write(json.dumps(payload) + "\n")
         stdin.flush()
-        line = self._readline(ANSWER_LIMIT_S)
-        answer: dict[str, Any] = json.loads(line)
-        if answer.get("outcome") == "driver_error":
-            raise WorkerError(f"{sdk} on {scenario.id}: {answer.get('chain')}")
+        answer: dict[str, Any] = json.loads(self._readline(ANSWER_LIMIT_S))
         return answer
 
     def _readline(self, limit: float) -> str:
@@ -101,7 +106,7 @@ class LineWorker:
             if left <= 0:
                 tail = self.stderr_tail()
                 self.close()
-                raise WorkerError(f"no answer within {limit} s: {tail}")
+                raise WorkerError(f"the {self.name} worker gave no answer within {limit} s: {tail}")
             if self._selector.select(timeout=left):
                 line = self.proc.stdout.readline()
                 if not line:

@@ -30,10 +30,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
-import selectors
 import subprocess
-import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -43,9 +40,7 @@ from typing import Any, Protocol
 
 from classifier import descriptor_from_data
 from classifier.client import Descriptor
-
-ANSWER_LIMIT_S = 30.0
-"""The longest one pair may take in a worker before it is declared stuck."""
+from tests.conformance.line_worker import ANSWER_LIMIT_S, LineWorker, WorkerError
 
 
 @dataclass(frozen=True)
@@ -122,30 +117,18 @@ def worker_list(
     return listed
 
 
-class JsonLinesWorker:
+class JsonLinesWorker(LineWorker):
     """A long-lived worker process speaking the protocol above; `close()` ends it."""
 
     def __init__(
         self, language: str, command: Sequence[str], *, cwd: Path, env: Mapping[str, str]
     ) -> None:
+        super().__init__(list(command), cwd, dict(env), language)
         self.language = language
         self._command = list(command)
         self._cwd = cwd
         self._env = dict(env)
         self._pairs: list[str] | None = None
-        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115  (closed in close())
-        self.proc = subprocess.Popen(
-            self._command,
-            cwd=cwd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=self._env,
-        )
-        self._selector = selectors.DefaultSelector()
-        assert self.proc.stdout is not None
-        self._selector.register(self.proc.stdout, selectors.EVENT_READ)
 
     def pairs(self) -> list[str]:
         if self._pairs is None:
@@ -153,12 +136,10 @@ class JsonLinesWorker:
         return list(self._pairs)
 
     def describe(self, pair: str, env: ToolEnv, *, contract: bool = True) -> Described:
-        if self.proc.stdin is None or self.proc.poll() is not None:
-            raise DriverError(f"the {self.language} worker is not running: {self.stderr_tail()}")
-        request = {"pair": pair, "env": env.as_json(), "contract": contract}
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        answer = json.loads(self._readline())
+        try:
+            answer = self.request({"pair": pair, "env": env.as_json(), "contract": contract})
+        except WorkerError as exc:
+            raise DriverError(str(exc)) from exc
         if answer.get("error"):
             raise DriverError(f"{pair}: {answer['error']}")
         raw = answer.get("descriptor")
@@ -167,42 +148,6 @@ class JsonLinesWorker:
             descriptor=None if raw is None else descriptor_from_data(raw),
             chain=tuple(answer.get("chain") or ()),
         )
-
-    def _readline(self) -> str:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + ANSWER_LIMIT_S
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                tail = self.stderr_tail()
-                self.close()
-                raise DriverError(f"{self.language}: no answer within {ANSWER_LIMIT_S} s: {tail}")
-            if self._selector.select(timeout=left):
-                line = self.proc.stdout.readline()
-                if not line:
-                    self.proc.wait(timeout=5)
-                    raise DriverError(f"the {self.language} worker exited: {self.stderr_tail()}")
-                return line
-
-    def stderr_tail(self, chars: int = 2000) -> str:
-        self._stderr.flush()
-        self._stderr.seek(0)
-        return self._stderr.read()[-chars:]
-
-    def close(self) -> None:
-        """Close stdin (the worker ends its loop), then wait; kill it if it does not go."""
-        if self.proc.poll() is None:
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._selector.close()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._stderr.close()
 
 
 def worker_session(worker: JsonLinesWorker) -> Iterator[RuntimeDriver]:
