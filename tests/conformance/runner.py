@@ -9,7 +9,7 @@ loopback serving the bundled rules/, and the answer is compared with the scenari
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,9 +106,9 @@ def descriptor_data(d: Descriptor) -> dict[str, Any]:
 
 
 def pairs(
-    scenarios: dict[str, Scenario], drivers: dict[str, Driver]
+    scenarios: dict[str, Scenario], drivers: Container[str]
 ) -> Iterator[tuple[str, Scenario]]:
-    """Every (sdk, scenario) pair whose driver is registered, in file order."""
+    """Every (sdk, scenario) pair whose driver is registered (or named), in file order."""
     for scenario in scenarios.values():
         for sdk in scenario.sdks:
             if sdk in drivers:

@@ -15,21 +15,12 @@ import pytest
 from classifier.client import Client
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import FakeProvider
-from tests.conformance.loader import Scenario, load_scenarios
-from tests.conformance.runner import RIGHT, judge, pairs
+from tests.conformance.loader import Scenario
+from tests.conformance.params import pair_params
+from tests.conformance.runner import RIGHT, judge
 
 DRIVERS = load_all()
-PAIRS = [
-    pytest.param(
-        sdk,
-        scenario.id,
-        id=f"{sdk}::{scenario.id}",
-        marks=[pytest.mark.xfail(reason=scenario.known[sdk], strict=True)]
-        if sdk in scenario.known
-        else [],
-    )
-    for sdk, scenario in pairs(load_scenarios(), DRIVERS)
-]
+PAIRS = pair_params(DRIVERS)
 
 
 @pytest.mark.parametrize(("sdk", "scenario_id"), PAIRS)

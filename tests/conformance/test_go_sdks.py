@@ -28,21 +28,10 @@ from tests.conformance.go_drivers import (
     running,
 )
 from tests.conformance.loader import Scenario, load_scenarios
+from tests.conformance.params import pair_params
 from tests.conformance.runner import RIGHT, judge
 
-PAIRS = [
-    pytest.param(
-        sdk,
-        scenario.id,
-        id=f"{sdk}::{scenario.id}",
-        marks=[pytest.mark.xfail(reason=scenario.known[sdk], strict=True)]
-        if sdk in scenario.known
-        else [],
-    )
-    for scenario in load_scenarios().values()
-    for sdk in scenario.sdks
-    if sdk in GO_SDKS
-]
+PAIRS = pair_params(GO_SDKS)
 
 
 @pytest.fixture(scope="session")

@@ -28,21 +28,10 @@ from tests.conformance.node_drivers import (
     running,
     worker_environment,
 )
+from tests.conformance.params import pair_params
 from tests.conformance.runner import RIGHT, judge
 
-PAIRS = [
-    pytest.param(
-        sdk,
-        scenario.id,
-        id=f"{sdk}::{scenario.id}",
-        marks=[pytest.mark.xfail(reason=scenario.known[sdk], strict=True)]
-        if sdk in scenario.known
-        else [],
-    )
-    for scenario in load_scenarios().values()
-    for sdk in scenario.sdks
-    if sdk in NODE_SDKS
-]
+PAIRS = pair_params(NODE_SDKS)
 
 
 @pytest.fixture(scope="session")
