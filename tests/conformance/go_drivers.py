@@ -55,11 +55,12 @@ def go_environment() -> dict[str, str]:
     return env
 
 
-def build_worker(out: Path) -> Path:
-    """`go build` of the worker into out/; GoUnavailableError with go's output on failure."""
-    binary = out / "conformance-worker"
+def build_worker(out: Path, package: str = ".", name: str = "conformance-worker") -> Path:
+    """`go build` of a worker package of GO_DIR into out/name; GoUnavailableError with go's
+    output on failure."""
+    binary = out / name
     done = subprocess.run(
-        ["go", "build", "-o", str(binary), "."],
+        ["go", "build", "-o", str(binary), package],
         cwd=GO_DIR,
         capture_output=True,
         text=True,
@@ -68,7 +69,9 @@ def build_worker(out: Path) -> Path:
         env=go_environment(),
     )
     if done.returncode != 0:
-        raise GoUnavailableError(f"go build failed in {GO_DIR}:\n{done.stdout}\n{done.stderr}")
+        raise GoUnavailableError(
+            f"go build {package} failed in {GO_DIR}:\n{done.stdout}\n{done.stderr}"
+        )
     return binary
 
 

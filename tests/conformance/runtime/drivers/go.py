@@ -14,13 +14,17 @@ from __future__ import annotations
 import atexit
 import functools
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conformance.go_drivers import BUILD_LIMIT_S, GO_DIR, go_available, go_environment
+from tests.conformance.go_drivers import (
+    GO_DIR,
+    GoUnavailableError,
+    build_worker,
+    go_available,
+)
 from tests.conformance.line_worker import worker_environment
 from tests.conformance.runtime.drivers import (
     DriverError,
@@ -42,19 +46,10 @@ def binary() -> Path:
     """The runtime worker, built once for this process."""
     folder = Path(tempfile.mkdtemp(prefix="errorclass-go-runtime-"))
     atexit.register(shutil.rmtree, folder, True)
-    out = folder / "runtime-worker"
-    done = subprocess.run(
-        ["go", "build", "-o", str(out), "./runtime"],
-        cwd=GO_DIR,
-        capture_output=True,
-        text=True,
-        timeout=BUILD_LIMIT_S,
-        check=False,
-        env=go_environment(),
-    )
-    if done.returncode != 0:
-        raise DriverError(f"go build ./runtime failed:\n{done.stdout}\n{done.stderr}")
-    return out
+    try:
+        return build_worker(folder, "./runtime", "runtime-worker")
+    except GoUnavailableError as exc:
+        raise DriverError(str(exc)) from exc
 
 
 def list_pairs() -> list[str]:
