@@ -53,3 +53,18 @@ MAX_EXPLANATION_CHARS = 16 * 1024
 MAX_EXPLAINED_TEXT_CHARS = 256
 """Characters of each message, attribute value and observed value an explanation over
 gRPC shows (the descriptor was classified on its first MAX_MESSAGE_CHARS)."""
+
+PUBLISHED = (
+    "MAX_TYPE_NAME_CHARS",
+    "MAX_SUPERTYPES",
+    "MAX_CAUSES",
+    "MAX_CODE_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_LABEL_CHARS",
+    "MAX_ATTRIBUTES",
+    "MAX_ATTRIBUTE_KEY_CHARS",
+    "MAX_ATTRIBUTE_VALUE_CHARS",
+    "MAX_BATCH",
+)
+"""The limits every client package carries in its generated facts (Node, Java, Go), so that
+a client refuses what the service would refuse before any call."""

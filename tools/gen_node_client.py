@@ -35,18 +35,7 @@ PACKAGE = ROOT / "examples" / "node"
 OUT = PACKAGE / "generated"
 PROTO_ROOT = ROOT / "proto"
 PROTO_FILES = ("errorclass/v1/classifier.proto",)
-LIMITS = (
-    "MAX_TYPE_NAME_CHARS",
-    "MAX_SUPERTYPES",
-    "MAX_CAUSES",
-    "MAX_CODE_CHARS",
-    "MAX_MESSAGE_CHARS",
-    "MAX_LABEL_CHARS",
-    "MAX_ATTRIBUTES",
-    "MAX_ATTRIBUTE_KEY_CHARS",
-    "MAX_ATTRIBUTE_VALUE_CHARS",
-    "MAX_BATCH",
-)
+LIMITS = limits.PUBLISHED
 JSON_TYPE_WORDS = {
     "string": "text",
     "integer": "a whole number",
