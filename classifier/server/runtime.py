@@ -7,13 +7,14 @@ signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import resource
 import signal
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -359,6 +360,46 @@ def _exit_after(seconds: float) -> None:
     threading.Thread(target=run, name="exit-watchdog", daemon=True).start()
 
 
+class SignalPipe:
+    """SIGTERM, SIGINT and SIGHUP, acted on by a thread of their own.
+
+    A handler runs between two bytecodes of the main thread, which may be inside a
+    write to stderr or holding a lock; logging there raised "reentrant call" and
+    ended the process. So the handler only writes the signal's number to a pipe
+    (async-signal-safe), and this thread logs, stops or reloads.
+    """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def __init__(self, on_stop: Callable[[int], None], on_reload: Callable[[], None]) -> None:
+        self._on_stop = on_stop
+        self._on_reload = on_reload
+        self._read, self._write = os.pipe()
+        self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        self._thread = threading.Thread(target=self._run, name="signals", daemon=True)
+        self._thread.start()
+
+    def _handle(self, signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):  # a full pipe: enough of this signal is queued
+            os.write(self._write, bytes([signum]))
+
+    def _run(self) -> None:
+        while data := os.read(self._read, 64):
+            for signum in data:
+                if signum == signal.SIGHUP:
+                    self._on_reload()
+                else:
+                    self._on_stop(signum)
+
+    def close(self) -> None:
+        """Put the handlers back (a later signal must not write to a closed pipe), then end."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        os.close(self._write)
+        self._thread.join(timeout=1.0)
+        os.close(self._read)
+
+
 def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
 
@@ -368,36 +409,42 @@ def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
     came, the process exits within --grace + EXIT_SLACK_SECONDS whatever happens.
     """
     stopping = threading.Event()
-    reload_wanted: list[int] = []
+    lock = threading.Lock()
+    reload_wanted = False
     requests: ReloadRequests | None = None
 
-    def on_stop(signum: int, _frame: FrameType | None) -> None:
+    def on_stop(signum: int) -> None:
         if not stopping.is_set():
             log("shutdown", signal=signal.Signals(signum).name, grace_seconds=config.grace)
             _exit_after(config.grace + EXIT_SLACK_SECONDS)
         stopping.set()
 
-    def on_reload(signum: int, _frame: FrameType | None) -> None:
-        if requests is None:
-            reload_wanted.append(signum)  # not serving yet: reload once it is
-        else:
-            requests.request()
+    def on_reload() -> None:
+        nonlocal reload_wanted
+        with lock:
+            if requests is None:
+                reload_wanted = True  # not serving yet: reload once it is
+            else:
+                requests.request()
 
-    signal.signal(signal.SIGTERM, on_stop)
-    signal.signal(signal.SIGINT, on_stop)
-    signal.signal(signal.SIGHUP, on_reload)
-    reload_wanted += take_early_signals()
-    raise_fd_limit()
-    app = App(config, rulesets)
-    gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
-    app.start()
-    requests = ReloadRequests(app)
-    requests.start()
-    if reload_wanted:
-        requests.request()
-    stopping.wait()
-    requests.stop()
-    app.stop()
+    signals = SignalPipe(on_stop, on_reload)
+    try:
+        if take_early_signals():
+            on_reload()
+        raise_fd_limit()
+        app = App(config, rulesets)
+        gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
+        app.start()
+        with lock:
+            requests = ReloadRequests(app)
+            requests.start()
+            if reload_wanted:
+                requests.request()
+        stopping.wait()
+        requests.stop()
+        app.stop()
+    finally:
+        signals.close()
     log("stopped")
 
 
