@@ -25,6 +25,7 @@ import (
 
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+	"github.com/errorclass/classifier/tests/conformance/go/internal/descfile"
 )
 
 // callLimit: a driver that neither returns nor times out by then is a driver bug.
@@ -82,55 +83,6 @@ func register(name string, apis []string, call func(ctx context.Context, s scena
 	drivers[name] = driver{apis: apis, call: call}
 }
 
-// descriptorData is the descriptor in the descriptor-file shape, empty fields left out.
-func descriptorData(d *errorclassv1.ExceptionDescriptor) map[string]any {
-	if d == nil {
-		return nil
-	}
-	out := map[string]any{"type": d.Type, "language": d.Language}
-	put := func(key string, value string) {
-		if value != "" {
-			out[key] = value
-		}
-	}
-	put("message", d.Message)
-	put("code", d.Code)
-	put("provider", d.Provider)
-	if d.Origin != errorclassv1.Origin_ORIGIN_UNSPECIFIED {
-		out["origin"] = strings.ToLower(strings.TrimPrefix(d.Origin.String(), "ORIGIN_"))
-	}
-	if d.HttpStatus != nil {
-		out["http_status"] = *d.HttpStatus
-	}
-	if d.GrpcStatus != nil {
-		out["grpc_status"] = *d.GrpcStatus
-	}
-	if len(d.Attributes) > 0 {
-		out["attributes"] = d.Attributes
-	}
-	var causes []map[string]any
-	for _, c := range d.Causes {
-		cause := map[string]any{"type": c.Type}
-		if c.Message != "" {
-			cause["message"] = c.Message
-		}
-		if c.Code != "" {
-			cause["code"] = c.Code
-		}
-		if c.HttpStatus != nil {
-			cause["http_status"] = *c.HttpStatus
-		}
-		if c.GrpcStatus != nil {
-			cause["grpc_status"] = *c.GrpcStatus
-		}
-		causes = append(causes, cause)
-	}
-	if causes != nil {
-		out["causes"] = causes
-	}
-	return out
-}
-
 func chainOf(d *errorclassv1.ExceptionDescriptor) []level {
 	if d == nil {
 		return []level{}
@@ -178,7 +130,7 @@ func handle(r request) answer {
 	default:
 		a.Outcome = "response"
 	}
-	a.Descriptor = descriptorData(desc)
+	a.Descriptor = descfile.Data(desc)
 	a.Chain = chainOf(desc)
 	return a
 }

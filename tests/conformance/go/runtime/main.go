@@ -38,6 +38,7 @@ import (
 
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+	"github.com/errorclass/classifier/tests/conformance/go/internal/descfile"
 )
 
 const limit = 50 * time.Millisecond
@@ -301,53 +302,12 @@ func handle(line string) answer {
 	} else {
 		d = errorclass.Describe(f.err, f.origin, "", opts...)
 	}
-	a.Descriptor = descriptorData(d)
+	a.Descriptor = descfile.Data(d)
 	a.Chain = append(a.Chain, level{Type: d.Type, Message: d.Message})
 	for _, c := range d.Causes {
 		a.Chain = append(a.Chain, level{Type: c.Type, Message: c.Message})
 	}
 	return a
-}
-
-// descriptorData is the descriptor in the descriptor-file shape, empty fields left out.
-func descriptorData(d *errorclassv1.ExceptionDescriptor) map[string]any {
-	out := map[string]any{"type": d.Type, "language": d.Language}
-	if d.Message != "" {
-		out["message"] = d.Message
-	}
-	if d.Code != "" {
-		out["code"] = d.Code
-	}
-	if d.Origin != errorclassv1.Origin_ORIGIN_UNSPECIFIED {
-		out["origin"] = strings.ToLower(strings.TrimPrefix(d.Origin.String(), "ORIGIN_"))
-	}
-	if d.HttpStatus != nil {
-		out["http_status"] = *d.HttpStatus
-	}
-	if d.GrpcStatus != nil {
-		out["grpc_status"] = *d.GrpcStatus
-	}
-	if len(d.Attributes) > 0 {
-		out["attributes"] = d.Attributes
-	}
-	var causes []map[string]any
-	for _, c := range d.Causes {
-		cause := map[string]any{"type": c.Type, "message": c.Message}
-		if c.Code != "" {
-			cause["code"] = c.Code
-		}
-		if c.HttpStatus != nil {
-			cause["http_status"] = *c.HttpStatus
-		}
-		if c.GrpcStatus != nil {
-			cause["grpc_status"] = *c.GrpcStatus
-		}
-		causes = append(causes, cause)
-	}
-	if causes != nil {
-		out["causes"] = causes
-	}
-	return out
 }
 
 func main() {
