@@ -22,9 +22,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.conformance.drivers import Driver, Outcome
+from tests.conformance.drivers import Driver
 from tests.conformance.line_worker import LineWorker, worker_environment
-from tests.conformance.loader import Scenario
 
 GO_DIR = Path(__file__).with_name("go")
 GO_SDKS: dict[str, tuple[str, ...]] = {
@@ -75,19 +74,6 @@ def build_worker(out: Path, package: str = ".", name: str = "conformance-worker"
     return binary
 
 
-def go_drivers(worker: LineWorker) -> dict[str, Driver]:
-    """A driver per Go SDK, each one request to the worker; the runner judges the descriptor."""
-
-    def driver_for(sdk: str) -> Driver:
-        def drive(scenario: Scenario, base: str) -> Outcome:
-            answer = worker.call(sdk, scenario, base)
-            return Outcome(descriptor=answer["descriptor"])
-
-        return drive
-
-    return {sdk: driver_for(sdk) for sdk in GO_SDKS}
-
-
 @contextlib.contextmanager
 def built_worker() -> Iterator[Path]:
     """The worker binary, built into a temporary folder that is removed after the block."""
@@ -103,6 +89,6 @@ def running(binary: Path | None = None) -> Iterator[dict[str, Driver]]:
     with contextlib.nullcontext(binary) if binary is not None else built_worker() as path:
         worker = LineWorker([str(path)], GO_DIR, worker_environment(), "Go")
         try:
-            yield go_drivers(worker)
+            yield worker.drivers(GO_SDKS)
         finally:
             worker.close()

@@ -26,9 +26,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conformance.drivers import Driver, Outcome
+from tests.conformance.drivers import Driver
 from tests.conformance.line_worker import LineWorker, worker_environment
-from tests.conformance.loader import Scenario
 from tests.support import ROOT
 
 JAVA_DIR = Path(__file__).with_name("java")
@@ -125,19 +124,6 @@ def java_worker(classpath: str) -> LineWorker:
     return LineWorker(java_command(classpath), JAVA_DIR, worker_environment(), "Java")
 
 
-def java_drivers(worker: LineWorker) -> dict[str, Driver]:
-    """A driver per Java SDK, each one request to the worker; the runner judges the descriptor."""
-
-    def driver_for(sdk: str) -> Driver:
-        def drive(scenario: Scenario, base: str) -> Outcome:
-            answer = worker.call(sdk, scenario, base)
-            return Outcome(descriptor=answer["descriptor"])
-
-        return drive
-
-    return {sdk: driver_for(sdk) for sdk in JAVA_SDKS}
-
-
 @contextmanager
 def running() -> Iterator[dict[str, Driver]]:
     """The Java drivers for the block: built, a worker started, ended after."""
@@ -145,6 +131,6 @@ def running() -> Iterator[dict[str, Driver]]:
         raise JavaUnavailableError("java and mvn are not on PATH (the Java drivers need JDK 17)")
     worker = java_worker(build())
     try:
-        yield java_drivers(worker)
+        yield worker.drivers(JAVA_SDKS)
     finally:
         worker.close()

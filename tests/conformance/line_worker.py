@@ -16,9 +16,11 @@ import selectors
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.loader import Scenario
 
 ANSWER_LIMIT_S = 30.0
@@ -86,6 +88,18 @@ class LineWorker:
         if answer.get("outcome") == "driver_error":
             raise WorkerError(f"{sdk} on {scenario.id}: {answer.get('chain')}")
         return answer
+
+    def drivers(self, sdks: Iterable[str]) -> dict[str, Driver]:
+        """A driver per SDK, each one `call`; the runner judges the descriptor (none: a call
+        that returned and is no failure, the runner's "no failure")."""
+
+        def driver_for(sdk: str) -> Driver:
+            def drive(scenario: Scenario, base: str) -> Outcome:
+                return Outcome(descriptor=self.call(sdk, scenario, base)["descriptor"])
+
+            return drive
+
+        return {sdk: driver_for(sdk) for sdk in sdks}
 
     def request(self, payload: dict[str, Any]) -> dict[str, Any]:
         """One JSON line out, one JSON line back (WorkerError when the process is gone or

@@ -25,9 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.conformance.drivers import Driver, Outcome
+from tests.conformance.drivers import Driver
 from tests.conformance.line_worker import LineWorker, WorkerError, worker_environment
-from tests.conformance.loader import Scenario
 from tests.support import ROOT
 
 NODE_DIR = Path(__file__).with_name("node")
@@ -96,20 +95,6 @@ class NodeWorker(LineWorker):
         super().__init__(["node", str(NODE_DIR / "worker.mjs")], NODE_DIR, env, "Node")
 
 
-def node_drivers(worker: LineWorker) -> dict[str, Driver]:
-    """A driver per Node SDK, each one request to the worker; the runner judges the descriptor."""
-
-    def driver_for(sdk: str) -> Driver:
-        def drive(scenario: Scenario, base: str) -> Outcome:
-            answer = worker.call(sdk, scenario, base)
-            # A call that returned and is no failure has no descriptor: the runner's "no failure".
-            return Outcome(descriptor=answer["descriptor"])
-
-        return drive
-
-    return {sdk: driver_for(sdk) for sdk in NODE_SDKS}
-
-
 @contextmanager
 def running(helper: Path | None = None) -> Iterator[dict[str, Driver]]:
     """The Node drivers for the block: dependencies installed, a worker started, ended after."""
@@ -121,6 +106,6 @@ def running(helper: Path | None = None) -> Iterator[dict[str, Driver]]:
     npm_ci(NODE_DIR)
     worker = NodeWorker(helper)
     try:
-        yield node_drivers(worker)
+        yield worker.drivers(NODE_SDKS)
     finally:
         worker.close()
