@@ -9,8 +9,12 @@
     cluster    records into clusters: counts, share, first and last seen, versions, trend, examples
     report     each cluster against a ruleset (near misses, coverage) and the text, markdown and
                JSON renderers
-    propose    a drafted rule per cluster, shown only once it loads, lints clean and replays
-               to exactly that cluster
+    class_choice     the class, action and id a drafted rule carries, from the evidence
+    drafts           the drafts for a cluster: the `when`s to try, the rule and cases of each
+    proof            a draft compiled in memory over the target: loads, lints clean, replays
+                     to exactly its cluster, its cases pass
+    propose          a drafted rule per cluster, shown only once its proof passes
+    proposal_output  the proposals as text, markdown, JSON and files to review
 
 Imports the engine, the linter and the regression tools; the server and the CLI import it.
 """
