@@ -34,9 +34,9 @@ from classifier.errors import RulesetError
 from classifier.regress.corpus import read_corpus
 from classifier.unknowns import proposal_output, propose
 from classifier.unknowns.cluster import Clusterer
+from classifier.unknowns.inbox_report import RENDERERS, Report, assess
 from classifier.unknowns.proof import Checker
 from classifier.unknowns.read import Classified, Record, read, read_lines
-from classifier.unknowns.report import RENDERERS, Report, assess
 
 EXIT_OK, EXIT_INVALID = 0, 2
 LIVE_PATH = "/-/unknowns"

@@ -38,8 +38,8 @@ from classifier.unknowns.class_choice import (
 )
 from classifier.unknowns.cluster import Cluster
 from classifier.unknowns.drafts import cases_for, drafts_for, rule_for
+from classifier.unknowns.inbox_report import Report
 from classifier.unknowns.proof import Attempt, Checker
-from classifier.unknowns.report import Report
 
 
 @dataclass
