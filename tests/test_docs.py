@@ -3,9 +3,7 @@ the README's layout tables name every folder, package and top-level module, and 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +16,7 @@ from classifier import RulesetError, load_ruleset
 from classifier.codes import LINT_CODES, REGISTRY
 from classifier.lint.checks import lint
 from tests.catalog import CATALOG
-from tests.support import ROOT
+from tests.support import ROOT, committable_files
 
 DOC = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
 PROSE_ONLY = {
@@ -174,17 +172,6 @@ def _first_column(header: str) -> set[str]:
     return {name for row in rows for name in _NAME.findall(row.split("|")[1])}
 
 
-def _in_git() -> set[str]:
-    """The repository's files that git would commit (tracked or not ignored) and that exist."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    return {os.fsdecode(n) for n in listed if n and (ROOT / os.fsdecode(n)).is_file()}
-
-
 def _entries(files: set[str], under: str = "") -> tuple[set[str], set[str]]:
     """The folders and the files directly in `under` (a path ending in `/`, or the root)."""
     inside = [f.removeprefix(under) for f in files if f.startswith(under)]
@@ -192,7 +179,7 @@ def _entries(files: set[str], under: str = "") -> tuple[set[str], set[str]]:
 
 
 def test_the_folder_table_names_every_folder_of_the_repository() -> None:
-    folders, _ = _entries(_in_git())
+    folders, _ = _entries(set(committable_files()))
     present = {f for f in folders if not f.startswith(".")}
     named = _first_column("| folder | what |")
     assert not present - named, f"add to the README's folder table: {sorted(present - named)}"
@@ -202,7 +189,7 @@ def test_the_folder_table_names_every_folder_of_the_repository() -> None:
 def test_the_layout_table_names_every_package_and_module_of_classifier() -> None:
     """Every package and top-level module in a row's first cell; a row may also name a
     package inside one (`server/rpc/`)."""
-    packages, files = _entries(_in_git(), "classifier/")
+    packages, files = _entries(set(committable_files()), "classifier/")
     present = packages | {f.removesuffix(".py") for f in files if f.endswith(".py")}
     named = _first_column("| where | what | may import |")
     assert not present - named, f"add to the README's layout table: {sorted(present - named)}"
