@@ -7,23 +7,14 @@ Load a ruleset folder, classify exception descriptors, explain the answer:
     >>> classify(rules, build_descriptor(type="openai.RateLimitError", http_status=429)).error_class
     <ErrorClass.RateLimited: 3>
 
-The package is laid out as the pipeline runs:
+The package is laid out as the pipeline runs: the kernel, then source/ (the file
+formats), engine/, lint/, regress/, unknowns/ (the Unknown inbox), batch/ (table scale),
+server/ and cli/, with client/ beside them. The README's layout table says what each
+package and module holds and what it may import (tests/test_docs.py keeps it complete,
+tests/test_layers.py keeps the arrows pointing one way).
 
-    errors, location, taxonomy, limits, descriptor, answer, text
-                 the kernel every side shares (answer: what an answer is)
-    source/      the file formats: YAML with positions, the rule documents,
-                 the folder loader, the descriptor-file format
-    engine/      compile (named stages), the compiled model, conditions,
-                 the index, evaluation, the tracer behind explain
-    lint/        checks, witnesses, pattern analysis
-    regress/     case files, the runner shared by the CLI and pytest, diff
-    server/      the gRPC adapter, reload, observers
-    client/      the Python client: the kernel, answer and _proto only
-    cli/         one module per subcommand
-
-Dependencies point one way (source <- engine <- lint, regress <- server,
-cli). The names below are loaded on first use, so `import classifier.client`
-never pays for the rule compiler.
+The names below are loaded on first use, so `import classifier.client` never pays for
+the rule compiler.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,19 @@ MANIFEST = "name: test\nversion: 1.0.0\n"
 
 MakeRuleset = Callable[..., Path]
 """make_ruleset(files, *, manifest=..., name=...) -> the ruleset folder it wrote."""
+
+
+def committable_files() -> list[str]:
+    """The repository's files that git would commit (tracked, or untracked and not ignored)
+    and that exist in the working tree, as paths relative to ROOT."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    names = [os.fsdecode(n) for n in listed if n]
+    return [n for n in names if (ROOT / n).is_file()]
 
 
 def write_atomically(path: Path, text: str) -> None:

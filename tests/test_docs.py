@@ -1,4 +1,5 @@
-"""docs/rules.md: every diagnostic code is documented, and each bad example and fix is true."""
+"""docs/rules.md: every diagnostic code is documented, and each bad example and fix is true;
+the README's layout tables name every folder, package and top-level module, and nothing else."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from classifier import RulesetError, load_ruleset
 from classifier.codes import LINT_CODES, REGISTRY
 from classifier.lint.checks import lint
 from tests.catalog import CATALOG
-from tests.support import ROOT
+from tests.support import ROOT, committable_files
 
 DOC = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
 PROSE_ONLY = {
@@ -152,3 +153,45 @@ def test_every_quoted_message_is_what_the_bad_example_gets(code: str) -> None:
     for quote in SECTIONS[code].quoted:
         pattern = ".*".join(re.escape(part) for part in quote.split("…"))
         assert any(re.fullmatch(pattern, line) for line in printed), (quote, printed)
+
+
+# the README's layout tables ----------------------------------------------------------------
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PACKAGE = ROOT / "classifier"
+_NAME = re.compile(r"`([^`]+?)/?`")
+
+
+def _first_column(header: str) -> set[str]:
+    """The names in backticks in the first cell of each row of the table under `header`
+    (a trailing `/` dropped)."""
+    lines = README.split(f"\n{header}\n", 1)[1].split("\n")
+    assert lines[0].startswith("|---"), f"no table under {header!r}"
+    end = next(i for i, line in enumerate(lines) if not line.startswith("|"))
+    rows = lines[1:end]
+    return {name for row in rows for name in _NAME.findall(row.split("|")[1])}
+
+
+def _entries(files: set[str], under: str = "") -> tuple[set[str], set[str]]:
+    """The folders and the files directly in `under` (a path ending in `/`, or the root)."""
+    inside = [f.removeprefix(under) for f in files if f.startswith(under)]
+    return {f.split("/")[0] for f in inside if "/" in f}, {f for f in inside if "/" not in f}
+
+
+def test_the_folder_table_names_every_folder_of_the_repository() -> None:
+    folders, _ = _entries(set(committable_files()))
+    present = {f for f in folders if not f.startswith(".")}
+    named = _first_column("| folder | what |")
+    assert not present - named, f"add to the README's folder table: {sorted(present - named)}"
+    assert not named - present, f"not a folder of the repository: {sorted(named - present)}"
+
+
+def test_the_layout_table_names_every_package_and_module_of_classifier() -> None:
+    """Every package and top-level module in a row's first cell; a row may also name a
+    package inside one (`server/rpc/`)."""
+    packages, files = _entries(set(committable_files()), "classifier/")
+    present = packages | {f.removesuffix(".py") for f in files if f.endswith(".py")}
+    named = _first_column("| where | what | may import |")
+    assert not present - named, f"add to the README's layout table: {sorted(present - named)}"
+    stale = {n for n in named - present if not PACKAGE.joinpath(n).is_dir()}
+    assert not stale, f"not in classifier/: {sorted(stale)}"

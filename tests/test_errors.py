@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 
 import classifier.errors
@@ -61,3 +62,37 @@ def test_the_docstring_tree_names_every_project_error() -> None:
 def test_the_docstring_tree_names_no_error_that_is_not_one() -> None:
     extra = _tree_names() - project_errors() - {ROOT_ERROR}
     assert not extra, f"not a ClassifierError in the package: {sorted(extra)}"
+
+
+_ENTRY = re.compile(r"^(?P<indent>[\s│├└─]*)(?P<name>[A-Z]\w*Error)\b\s*(?:(?P<module>[a-z_.]+):)?")
+
+
+def _tree() -> list[tuple[str, str, str]]:
+    """(error, its parent in the tree, the module the tree says it lives in) per entry."""
+    out: list[tuple[str, str, str]] = []
+    open_parents: list[tuple[int, str]] = []
+    for line in (classifier.errors.__doc__ or "").splitlines():
+        m = _ENTRY.match(line)
+        if m is None:
+            continue
+        depth = len(m["indent"])
+        while open_parents and open_parents[-1][0] >= depth:
+            open_parents.pop()
+        parent = open_parents[-1][1] if open_parents else ""
+        out.append((m["name"], parent, f"classifier.{m['module'] or 'errors'}"))
+        open_parents.append((depth, m["name"]))
+    return out
+
+
+def test_each_error_sits_under_its_real_base_in_the_module_the_tree_names() -> None:
+    """Imported, not read: the class is where the tree says, and derives from its parent."""
+    entries = _tree()
+    assert entries[0] == (ROOT_ERROR, "", "classifier.errors")
+    classes = {}
+    for name, parent, module in entries:
+        cls = getattr(importlib.import_module(module), name, None)
+        assert isinstance(cls, type), f"{module} has no class {name}"
+        classes[name] = cls
+        if parent:
+            assert classes[parent] in cls.__bases__, f"{name} is not a direct {parent}"
+    assert issubclass(classes["InputError"], classifier.errors.ClassifierError)

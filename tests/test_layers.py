@@ -11,7 +11,7 @@ from tests.support import ROOT
 
 PACKAGE = ROOT / "classifier"
 KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
-KERNEL |= {"report", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
+KERNEL |= {"diagnostic_output", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
 LAYERS = [
     "kernel",
     "source",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import BUNDLED_RULES, ROOT
+from tests.support import BUNDLED_RULES, ROOT, committable_files
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 BUILD_TIMEOUT = 600
@@ -49,18 +49,10 @@ def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None
 
 def _tracked_tree(dest: Path) -> Path:
     """The working tree's files that git would commit (tracked or not ignored), copied."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for name in filter(None, listed):
-        source = ROOT / os.fsdecode(name)
-        if source.is_file():
-            target = dest / os.fsdecode(name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(source.read_bytes())
+    for name in committable_files():
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((ROOT / name).read_bytes())
     return dest
 
 

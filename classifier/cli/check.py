@@ -8,11 +8,11 @@ import sys
 from typing import Any
 
 from classifier.cli.options import Exit, add_command, add_rules
+from classifier.diagnostic_output import render_github, render_json, render_text
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint_report
-from classifier.report import render_github, render_json, render_text
 from classifier.source.library import bundled_library
 from classifier.source.loader import shown_source
 from classifier.text import plural

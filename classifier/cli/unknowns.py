@@ -32,10 +32,11 @@ from classifier.engine.compiler import load_ruleset
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import RulesetError
 from classifier.regress.corpus import read_corpus
-from classifier.unknowns import propose
+from classifier.unknowns import proposal_output, propose
 from classifier.unknowns.cluster import Clusterer
+from classifier.unknowns.inbox_report import RENDERERS, Report, assess
+from classifier.unknowns.proof import Checker
 from classifier.unknowns.read import Classified, Record, read, read_lines
-from classifier.unknowns.report import RENDERERS, Report, assess
 
 EXIT_OK, EXIT_INVALID = 0, 2
 LIVE_PATH = "/-/unknowns"
@@ -149,12 +150,12 @@ def _propose(
     else:
         corpus = read_corpus(list(args.corpus))
     errors += [e for e in corpus.errors if e not in errors]
-    checker = propose.Checker(Path(args.rules), ruleset, corpus.entries, report.clusters)
+    checker = Checker(Path(args.rules), ruleset, corpus.entries, report.clusters)
     proposals = propose.propose(report, checker, args.id_prefix)
     together = propose.check_together(proposals, checker)
-    sys.stdout.write(propose.RENDERERS[args.format](proposals, together))
+    sys.stdout.write(proposal_output.RENDERERS[args.format](proposals, together))
     if args.write:
-        for path in propose.write(proposals, args.write):
+        for path in proposal_output.write(proposals, args.write):
             print(f"wrote {path}", file=sys.stderr)
     return EXIT_OK
 

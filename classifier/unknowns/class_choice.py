@@ -1,4 +1,5 @@
-"""The class a drafted rule carries, and its id: only from evidence that decides classes.
+"""The class and action a drafted rule carries, and its id: the class only from evidence
+that decides classes.
 
 A wrong class a reviewer accepts is stored for ever in every past run's row, so a draft
 settles its class only when the evidence that decides classes in this library names one
@@ -28,6 +29,10 @@ The id is a name a team keeps: the type's own namespace and its name without the
 Error/Exception suffix (`acme.vector.IndexNotReady` -> `acme.vector.index-not-ready`),
 the runtime's name before a standard library's namespace (`go.net.`, `dotnet.system.`),
 or `--id-prefix`; a generic type is named by the words of its template.
+
+The action is the class's default, unless an unsettled failure is of a kind the default
+does not describe (output that did not parse, a bug in our own code): then the catalog's
+entry for that kind, or a drafted catalog entry when the catalog has none.
 """
 
 from __future__ import annotations
@@ -472,6 +477,57 @@ def rule_id_for(c: Cluster, taken: set[str], prefix: str = "") -> str:
     return base if base not in taken else f"{base}-{c.id}"
 
 
+# the action -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ActionChoice:
+    """The action a draft names (its class's default, or one for the kind of failure)."""
+
+    id: str
+    summary: str
+    new: bool
+    """A drafted catalog entry: no action in the catalog fits."""
+    why: str
+
+
+_KINDS: tuple[tuple[re.Pattern[str], str, str, str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), action_id, summary, why)
+    for p, action_id, summary, why in (
+        (
+            r"pars|json|decod|validat|output|invalid start",
+            "app.fix-output-handling",
+            "The model's output did not parse or validate against the shape we expected; "
+            "tighten the prompt or the output schema, or add a repair-and-retry step.",
+            "the model's output did not parse or validate, and no catalog action says "
+            "what to do about that",
+        ),
+        (
+            r"attributeerror|keynotfound|argumentnull|nullreference|keyerror|typeerror|"
+            r"indexerror|recursion",
+            "app.fix-bug",
+            "Our own code failed on a value it did not expect (a bug); read the stack trace "
+            "and fix the code, then rerun.",
+            "it is a bug in our own code, and no catalog action says to fix code",
+        ),
+    )
+)
+
+
+def choose_action(c: Cluster, choice: ClassChoice, ruleset: Ruleset) -> ActionChoice:
+    """The class's default action, unless the failure is of a kind it does not describe."""
+    default = ruleset.defaults[choice.proposed].action
+    if not choice.settled:
+        text = f"{c.key.type} {c.template}"
+        for pattern, action_id, summary, why in _KINDS:
+            if pattern.search(text):
+                found = ruleset.actions.get(action_id)
+                if found is not None:
+                    return ActionChoice(found.id, found.summary, False, f"catalog: {why}")
+                return ActionChoice(action_id, summary, True, why)
+    return ActionChoice(default.id, default.summary, False, f"{choice.proposed.name}'s default")
+
+
 # what is written -------------------------------------------------------------------------
 
 
@@ -498,7 +554,9 @@ def distinct(items: Iterable[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "ActionChoice",
     "ClassChoice",
+    "choose_action",
     "choose_class",
     "distinct",
     "placeholder",

@@ -1,9 +1,9 @@
 """Diagnostics rendered for people (text), tools (JSON) and CI (GitHub annotations).
 
-All three take the same sorted list, so a finding reads the same wherever it
-shows up. The GitHub form follows the workflow-command syntax
-(`::warning file=…,line=…,col=…,title=…::message`), which a pull request
-shows inline on the line it names.
+What `classifier check` prints about a ruleset's findings. All three take the same
+sorted list, so a finding reads the same wherever it shows up. The GitHub form follows
+the workflow-command syntax (`::warning file=…,line=…,col=…,title=…::message`), which a
+pull request shows inline on the line it names.
 """
 
 from __future__ import annotations
