@@ -13,7 +13,6 @@ import argparse
 import contextlib
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from classifier import load_ruleset
@@ -29,6 +28,7 @@ from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
 from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
+from tests.conformance.verdict_table import verdict_table
 from tests.support import BUNDLED_RULES
 
 
@@ -77,21 +77,8 @@ def run(
 
 def table(results: list[Result]) -> str:
     """Per SDK: pairs, right, wrong class, wrong action, Unknown, no failure; and a total."""
-    by_sdk: dict[str, list[Result]] = defaultdict(list)
-    for r in results:
-        by_sdk[r.sdk].append(r)
-    rows = [
-        "| sdk | pairs | right | wrong class | wrong action | Unknown | no failure |",
-        "|---|--:|--:|--:|--:|--:|--:|",
-    ]
-
-    def row(name: str, rs: list[Result]) -> str:
-        counts = " | ".join(str(sum(r.verdict == v for r in rs)) for v in VERDICTS)
-        return f"| {name} | {len(rs)} | {counts} |"
-
-    rows += [row(sdk, rs) for sdk, rs in sorted(by_sdk.items())]
-    rows.append(row("**total**", results))
-    return "\n".join(rows)
+    columns = ("sdk", "pairs", "right", "wrong class", "wrong action", "Unknown", "no failure")
+    return verdict_table(results, lambda r: r.sdk, columns, VERDICTS)
 
 
 def main(argv: list[str] | None = None) -> int:

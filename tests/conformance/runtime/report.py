@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from classifier import load_ruleset
@@ -22,6 +21,7 @@ from classifier.server import create_server
 from tests.conformance.runtime.judge import RIGHT, VERDICTS, Result
 from tests.conformance.runtime.situations import parse_pair
 from tests.conformance.runtime.suite import Listing, listed, running
+from tests.conformance.verdict_table import verdict_table
 from tests.support import BUNDLED_RULES
 
 
@@ -40,21 +40,8 @@ def run(listing: Listing, *, rules: Path = BUNDLED_RULES, contract: bool = True)
 
 def table(results: list[Result]) -> str:
     """Per language: pairs, right, wrong class, wrong effect, Unknown; and a total."""
-    by_language: dict[str, list[Result]] = defaultdict(list)
-    for r in results:
-        by_language[r.language].append(r)
-    rows = [
-        "| language | pairs | right | wrong class | wrong effect | Unknown |",
-        "|---|--:|--:|--:|--:|--:|",
-    ]
-
-    def row(name: str, rs: list[Result]) -> str:
-        counts = " | ".join(str(sum(r.verdict == v for r in rs)) for v in VERDICTS)
-        return f"| {name} | {len(rs)} | {counts} |"
-
-    rows += [row(language, rs) for language, rs in sorted(by_language.items())]
-    rows.append(row("**total**", results))
-    return "\n".join(rows)
+    columns = ("language", "pairs", "right", "wrong class", "wrong effect", "Unknown")
+    return verdict_table(results, lambda r: r.language, columns, VERDICTS)
 
 
 def main(argv: list[str] | None = None) -> int:
