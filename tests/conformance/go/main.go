@@ -14,18 +14,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 
-	"strings"
 	"time"
 
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
-	"github.com/errorclass/classifier/tests/conformance/go/internal/descfile"
+	"github.com/errorclass/classifier/tests/conformance/go/internal/worker"
 )
 
 // callLimit: a driver that neither returns nor times out by then is a driver bug.
@@ -130,7 +128,7 @@ func handle(r request) answer {
 	default:
 		a.Outcome = "response"
 	}
-	a.Descriptor = descfile.Data(desc)
+	a.Descriptor = worker.DescriptorData(desc)
 	a.Chain = chainOf(desc)
 	return a
 }
@@ -145,23 +143,11 @@ func main() {
 		fmt.Println(string(out))
 		return
 	}
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<24)
-	out := bufio.NewWriter(os.Stdout)
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			continue
-		}
+	worker.Serve(func(line string) answer {
 		var r request
-		var a answer
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			a = answer{Outcome: "driver_error", Chain: []level{{Message: err.Error()}}}
-		} else {
-			a = handle(r)
+			return answer{Outcome: "driver_error", Chain: []level{{Message: err.Error()}}}
 		}
-		data, _ := json.Marshal(a)
-		out.Write(append(data, '\n'))
-		out.Flush()
-	}
+		return handle(r)
+	})
 }

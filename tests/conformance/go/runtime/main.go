@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +27,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"text/template"
 	"time"
 
@@ -38,7 +36,7 @@ import (
 
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
-	"github.com/errorclass/classifier/tests/conformance/go/internal/descfile"
+	"github.com/errorclass/classifier/tests/conformance/go/internal/worker"
 )
 
 const limit = 50 * time.Millisecond
@@ -302,7 +300,7 @@ func handle(line string) answer {
 	} else {
 		d = errorclass.Describe(f.err, f.origin, "", opts...)
 	}
-	a.Descriptor = descfile.Data(d)
+	a.Descriptor = worker.DescriptorData(d)
 	a.Chain = append(a.Chain, level{Type: d.Type, Message: d.Message})
 	for _, c := range d.Causes {
 		a.Chain = append(a.Chain, level{Type: c.Type, Message: c.Message})
@@ -321,16 +319,5 @@ func main() {
 		fmt.Println(string(data))
 		return
 	}
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 1<<20), 1<<24)
-	out := bufio.NewWriter(os.Stdout)
-	for in.Scan() {
-		line := strings.TrimSpace(in.Text())
-		if line == "" {
-			continue
-		}
-		data, _ := json.Marshal(handle(line))
-		out.Write(append(data, '\n'))
-		out.Flush()
-	}
+	worker.Serve(handle)
 }

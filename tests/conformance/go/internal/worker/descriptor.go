@@ -1,7 +1,7 @@
-// Package descfile writes a descriptor in the descriptor-file shape (what `classifier
-// classify` reads), for both Go workers of the conformance suite: the SDK worker (the
-// module's main) and the runtime worker (runtime/).
-package descfile
+// Package worker is what both Go workers of the conformance suite share, the SDK worker
+// (the module's main) and the runtime worker (runtime/): the JSON-lines loop, and the
+// descriptor in the descriptor-file shape (what `classifier classify` reads).
+package worker
 
 import (
 	"strings"
@@ -9,8 +9,8 @@ import (
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
 
-// Data is d in the descriptor-file shape, empty fields left out; nil for nil.
-func Data(d *errorclassv1.ExceptionDescriptor) map[string]any {
+// DescriptorData is d in the descriptor-file shape, empty fields left out; nil for nil.
+func DescriptorData(d *errorclassv1.ExceptionDescriptor) map[string]any {
 	if d == nil {
 		return nil
 	}
