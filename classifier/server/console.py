@@ -46,8 +46,8 @@ from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.server.activity import Activity, MinuteShare, RuleHits
 from classifier.server.admin import StartResponse
-from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
-from classifier.server.explainer import Explainer, ExplainerFailedError
+from classifier.server.explain.budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explain.process import Explainer, ExplainerFailedError
 from classifier.server.holder import ReloadStatus, RulesetHolder
 from classifier.server.shadow import Disagreement, Shadow
 from classifier.server.unknowns import UnknownSample

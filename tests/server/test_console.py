@@ -49,8 +49,8 @@ from classifier.server.console import (
     select_rules,
     share_chart,
 )
-from classifier.server.explain_budget import ExplainBudget
-from classifier.server.explainer import Explainer
+from classifier.server.explain.budget import ExplainBudget
+from classifier.server.explain.process import Explainer
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
