@@ -15,7 +15,8 @@ from typing import Any
 import grpc
 
 from classifier.server.log import log
-from classifier.server.metrics import Metrics
+from classifier.server.observers.metrics import Metrics
+from classifier.server.rpc.handlers import rebuilt
 
 INTERNAL_DETAILS = "{rpc} failed in the server; see its log"
 
@@ -55,16 +56,12 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         self, rpc: str, handler: grpc.RpcMethodHandler[Any, Any]
     ) -> grpc.RpcMethodHandler[Any, Any]:
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(rpc, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+            return rebuilt(
+                handler, self._unary(rpc, handler.unary_unary), handler.request_deserializer
             )
         if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                self._stream(rpc, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+            return rebuilt(
+                handler, self._stream(rpc, handler.stream_stream), handler.request_deserializer
             )
         return handler
 

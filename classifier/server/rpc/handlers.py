@@ -1,0 +1,36 @@
+"""Handlers rebuilt around another behavior: what both interceptors do to every method.
+
+An interceptor cannot change a handler in place (grpcio's handlers are named
+tuples); it makes one of the same arity with its own behavior.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+
+def behavior_of(handler: grpc.RpcMethodHandler[Any, Any]) -> Callable[..., Any]:
+    for name in ("unary_unary", "unary_stream", "stream_unary", "stream_stream"):
+        found = getattr(handler, name)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    raise TypeError("a handler without a behavior")  # pragma: no cover
+
+
+def rebuilt(
+    handler: grpc.RpcMethodHandler[Any, Any],
+    behavior: Callable[..., Any],
+    request_deserializer: Callable[[bytes], Any] | None,
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same arity as `handler`, with another behavior and deserializer."""
+    serialize = handler.response_serializer
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(behavior, request_deserializer, serialize)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(behavior, request_deserializer, serialize)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(behavior, request_deserializer, serialize)
+    return grpc.unary_unary_rpc_method_handler(behavior, request_deserializer, serialize)
