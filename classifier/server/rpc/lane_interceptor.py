@@ -17,7 +17,13 @@ from google.protobuf.message import DecodeError
 
 from classifier.server.internals import run_on
 from classifier.server.rpc.executor import Lane
-from classifier.server.rpc.handlers import behavior_of, rebuilt
+from classifier.server.rpc.handlers import (
+    Continuation,
+    Handler,
+    RebuiltHandlers,
+    behavior_of,
+    rebuilt,
+)
 from classifier.server.rpc.lanes import Lanes
 from classifier.server.rpc.reaper import Reaper
 from classifier.server.rpc.wire_errors import locate_decode_error
@@ -35,26 +41,20 @@ class LaneInterceptor(grpc.ServerInterceptor):
         self.lanes = lanes
         self.counted_prefix = counted_prefix
         """Methods under this prefix (the classifier's) are also counted in rpcs_total."""
-        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+        self._wrapped = RebuiltHandlers(self._wrap)
         self._refusers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
         self.last_call = 0.0
         """When the last call arrived (monotonic seconds): a stopping server waits for quiet."""
 
     def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
         handler = continuation(handler_call_details)
         if handler is None:
             return None
         method: str = handler_call_details.method
         self.last_call = time.monotonic()
-        cached = self._wrapped.get(method)
-        if cached is None or cached[0] is not handler:
-            cached = (handler, self._wrap(method, handler))
-            self._wrapped[method] = cached
-        wrapped = cached[1]
+        wrapped = self._wrapped.get(method, handler)
         lane = self.lanes.lane_for(method, handler)
         if lane.full():  # the server's loop thread asks, one call at a time: no race to admit
             return self._refuser(method, handler, lane)

@@ -5,7 +5,8 @@ thread for as long as the call is open; a stream that sends nothing holds
 one for ever. With one shared pool, four idle streams took all four workers
 and every unary call and health check waited behind them. So every method
 gets a *lane*: a thread pool of its own (grpcio's `experimental_thread_pool`
-on the handler: classifier.server.internals.run_on), with a bound on the calls it holds.
+on the handler, set by classifier.server.internals.run_on), with a bound on
+the calls it holds.
 
     unary       Classify, ClassifyBatch, GetRuleset, ListClasses, and whatever else
                 is unary: --threads workers, --max-concurrent-rpcs calls queued or served
