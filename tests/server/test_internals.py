@@ -89,7 +89,8 @@ def test_grpcio_runs_a_behavior_on_its_experimental_thread_pool(
     """`behavior.experimental_thread_pool` (a ThreadPoolExecutor): the call is submitted to
     it, not to the server's pool, and runs on its threads."""
     with grpc.insecure_channel(f"127.0.0.1:{probe.port}") as channel:
-        assert channel.unary_unary(METHOD)(b"ping", timeout=10) == b"ping"
+        call: Any = channel.unary_unary(METHOD)
+        assert call(b"ping", timeout=10) == b"ping"
     assert len(recording.peers) == 1
     assert probe.threads[0].startswith("recording")
 
@@ -100,8 +101,9 @@ def test_the_work_item_grpcio_submits_carries_the_call_and_its_peer(
     """One of the first three arguments of the submitted work is the rpc event, whose
     `call.peer()` is the connection `context.peer()` names in the handler."""
     with grpc.insecure_channel(f"127.0.0.1:{probe.port}") as channel:
-        channel.unary_unary(METHOD)(b"a", timeout=10)
-        channel.unary_unary(METHOD)(b"b", timeout=10)
+        call: Any = channel.unary_unary(METHOD)
+        call(b"a", timeout=10)
+        call(b"b", timeout=10)
     assert recording.peers == probe.peers
     assert all(re.fullmatch(r"ipv4:127\.0\.0\.1:\d+", p) for p in probe.peers)
 
@@ -119,7 +121,8 @@ def test_the_servicer_context_carries_its_core_call_that_ends_with_any_status(
             quiet.wait(10)
             yield from ()
 
-        responses = channel.stream_stream(STREAM)(never_sends(), timeout=10)
+        stream: Any = channel.stream_stream(STREAM)
+        responses = stream(never_sends(), timeout=10)
         assert probe.opened.wait(10)
         context = probe.contexts[0]
         assert getattr(getattr(context, "_rpc_event", None), "call", None) is not None
@@ -139,11 +142,13 @@ def test_a_process_pool_lists_its_processes() -> None:
     """`ProcessPoolExecutor._processes` (pid to process): the worker processes it started,
     alive while the pool is, that `processes_of` finds to stop at once."""
     pool = futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    processes: list[Any] = []
     try:
         pid = pool.submit(_pid).result(timeout=30)
         processes = internals.processes_of(pool)
         assert [p.pid for p in processes] == [pid]
-        assert pid != os.getpid() and processes[0].is_alive()
+        assert pid != os.getpid()
+        assert processes[0].is_alive()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
