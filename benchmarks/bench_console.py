@@ -44,7 +44,7 @@ from classifier import descriptor_from_data, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.evaluate import classify
-from classifier.server.activity import Activity
+from classifier.server.observers.activity import Activity
 
 ROOT = Path(__file__).resolve().parent.parent
 METHOD = "/errorclass.v1.ErrorClassifier/Classify"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from classifier import descriptor_from_data, load_ruleset
 from classifier.engine.evaluate import classify
-from classifier.server.decisions import decision_line
+from classifier.server.observers.decisions import decision_line
 from tests.unknowns.traffic import Traffic
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ from typing import Any
 import grpc
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.server.app import ServerLimits
+from classifier.server.rpc.app import ServerLimits
 
 SERVICE = "bench.Echo"
 LIMITS = ServerLimits()

@@ -21,7 +21,7 @@ import pytest
 
 from classifier import Ruleset, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.server import App, ServeConfig, Server, create_server
+from classifier.server import App, GrpcServer, ServeConfig, create_server
 from tests.support import (
     BUNDLED_RULES,
     MANIFEST,
@@ -74,7 +74,7 @@ def bundled() -> Ruleset:
 
 
 @pytest.fixture(scope="session")
-def server(bundled: Ruleset) -> Iterator[Server]:
+def server(bundled: Ruleset) -> Iterator[GrpcServer]:
     srv = create_server(bundled, "127.0.0.1:0")
     srv.start()
     yield srv
@@ -82,7 +82,7 @@ def server(bundled: Ruleset) -> Iterator[Server]:
 
 
 @pytest.fixture(scope="session")
-def channel(server: Server) -> Iterator[grpc.Channel]:
+def channel(server: GrpcServer) -> Iterator[grpc.Channel]:
     with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
         grpc.channel_ready_future(ch).result(timeout=10)
         yield ch

@@ -97,6 +97,55 @@ def test_no_module_imports_a_later_layer() -> None:
     assert wrong == []
 
 
+SERVER_ROOMS: list[set[str]] = [
+    {"shared"},
+    {"explain", "observers"},
+    {"rpc", "web"},
+    {"top"},
+]
+"""Inside `server/`, each tier may import its own room and the tiers before it, never a
+room beside it nor a tier after it: what every room shares (the log, the serving
+ruleset's home, the token bucket, grpcio's internals), then explanations and the
+observers, then the two ports (gRPC and the side port), then the owner that assembles
+them (`runtime`, with `reload` and `workers`), which nothing below imports."""
+SERVER_SHARED = {"log", "serving_ruleset", "token_bucket", "internals"}
+SERVER_TOP = {"", "runtime", "reload", "workers"}
+SERVER_WEB_FILES = {"admin", "console"}
+"""The side port's modules while they still sit at the top of `server/` (they move to
+`server/web/`)."""
+
+
+def _server_room(module: str) -> str:
+    part = module.split(".")[2] if module.count(".") >= 2 else ""
+    if part in SERVER_SHARED:
+        return "shared"
+    if part in SERVER_TOP:
+        return "top"
+    if part in SERVER_WEB_FILES:
+        return "web"
+    return part
+
+
+def _server_tier(room: str) -> int:
+    return next(i for i, rooms in enumerate(SERVER_ROOMS) if room in rooms)
+
+
+def test_the_rooms_of_the_server_import_only_down() -> None:
+    graph = _imports()
+    rooms = {_server_room(m) for m in graph if m.startswith("classifier.server")}
+    assert rooms <= set().union(*SERVER_ROOMS), "every module of server/ is in a room"
+    wrong = [
+        f"{module} ({_server_room(module)}) imports {other} ({_server_room(other)})"
+        for module, imported in graph.items()
+        if module.startswith("classifier.server.")
+        for other in imported
+        if other.startswith("classifier.server")
+        and _server_room(other) != _server_room(module)
+        and _server_tier(_server_room(other)) >= _server_tier(_server_room(module))
+    ]
+    assert wrong == []
+
+
 def test_there_is_no_import_cycle() -> None:
     graph = _imports()
     state: dict[str, int] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from classifier.client import DEFAULT_TIMEOUT, TLS, Client
-from classifier.server.app import DEFAULT_ADDRESS
+from classifier.server.rpc.app import DEFAULT_ADDRESS
 from classifier.source.library import bundled_library
 
 EXPLAIN_TIMEOUT = 10.0

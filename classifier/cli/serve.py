@@ -11,21 +11,25 @@ from classifier import limits
 from classifier.cli.options import Exit, add_command, add_rules
 from classifier.errors import RulesetError
 from classifier.server import DEFAULT_ADDRESS, ServeConfig, ServerLimits, TlsFiles, serve
-from classifier.server.app import (
+from classifier.server.observers.decisions import (
+    DEFAULT_BACKUPS,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_QUEUE_BYTES,
+)
+from classifier.server.observers.shadow import DEFAULT_EXAMPLES
+from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
+from classifier.server.rpc.app import (
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MAX_CONCURRENT_RPCS,
     DEFAULT_THREADS,
 )
-from classifier.server.decisions import DEFAULT_BACKUPS, DEFAULT_MAX_BYTES, DEFAULT_QUEUE_BYTES
-from classifier.server.lanes import (
+from classifier.server.rpc.lanes import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
 )
 from classifier.server.runtime import load_rulesets
-from classifier.server.shadow import DEFAULT_EXAMPLES
-from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
 from classifier.server.workers import check_workers, serve_workers
 
 EXITS = {

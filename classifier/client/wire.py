@@ -1,6 +1,6 @@
 """Domain <-> protobuf for the client: the only client module that touches generated types.
 
-The server's `classifier.server.convert` reads descriptors off the wire and
+The server's `classifier.server.rpc.convert` reads descriptors off the wire and
 writes answers onto it; this module does the opposite two directions, so a
 descriptor survives the round trip unchanged (a test checks that).
 

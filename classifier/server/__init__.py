@@ -1,25 +1,33 @@
-"""The gRPC server: a thin adapter over the engine, and what running it in production needs."""
+"""The service around the engine, in rooms (dependencies point down this list):
 
-from classifier.server.app import (
+log, serving_ruleset, token_bucket, internals   shared by every room
+explain/     the explain budget, the explaining process, `explain_within_budget`
+observers/   metrics, the decision log, the shadow, the live Unknown sample, activity
+rpc/         the gRPC port: app, servicer, conversion, lanes, interceptors, TLS
+web/         the side port: /metrics, /-/ endpoints and the console
+runtime, reload, workers   `classifier serve` assembled: the one owner of the pieces
+"""
+
+from classifier.server.rpc.app import (
     DEFAULT_ADDRESS,
     SERVICE_NAME,
-    Server,
+    GrpcServer,
     ServerLimits,
     create_server,
 )
-from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.rpc.tls import TlsFiles
 from classifier.server.runtime import App, ServeConfig, serve
-from classifier.server.tls import TlsFiles
+from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 
 __all__ = [
     "DEFAULT_ADDRESS",
     "SERVICE_NAME",
     "App",
+    "GrpcServer",
     "ReloadResult",
     "ReloadStatus",
     "RulesetHolder",
     "ServeConfig",
-    "Server",
     "ServerLimits",
     "TlsFiles",
     "create_server",

@@ -27,7 +27,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
-from classifier.server.holder import ReloadStatus
+from classifier.server.serving_ruleset import ReloadStatus
 
 IDLE_SECONDS = 5.0
 Ready = Callable[[], bool]

@@ -44,13 +44,13 @@ from classifier import limits
 from classifier.engine.explain import explained_text
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
-from classifier.server.activity import Activity, MinuteShare, RuleHits
 from classifier.server.admin import StartResponse
-from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
-from classifier.server.explainer import Explainer, ExplainerFailedError
-from classifier.server.holder import ReloadStatus, RulesetHolder
-from classifier.server.shadow import Disagreement, Shadow
-from classifier.server.unknowns import UnknownSample
+from classifier.server.explain.budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explain.process import Explainer, ExplainerFailedError
+from classifier.server.observers.activity import Activity, MinuteShare, RuleHits
+from classifier.server.observers.shadow import Disagreement, Shadow
+from classifier.server.observers.unknown_sample import UnknownSample
+from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.source.descriptor_file import parse_descriptor
 from classifier.source.loader import shown_source
 from classifier.unknowns.cluster import Clusterer

@@ -1,8 +1,11 @@
 """`classifier serve` assembled: the gRPC server, hot reload, the shadow, the decision
 log and the HTTP side port, started and stopped in the right order.
 
-`App` does no signal handling, so tests run it in-process; `serve` adds the
-signals (SIGTERM/SIGINT stop gracefully, SIGHUP reloads) and waits.
+`App` is the one owner of the process-wide pieces: it builds the explaining
+process, the explain budget, the pushback and the lanes, hands them to the
+gRPC port and the console, and closes them. It does no signal handling, so
+tests run it in-process; `serve` adds the signals (SIGTERM/SIGINT stop
+gracefully, SIGHUP reloads) and waits.
 """
 
 from __future__ import annotations
@@ -24,26 +27,21 @@ import classifier
 from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.activity import Activity
 from classifier.server.admin import AdminServer
-from classifier.server.app import (
-    DEFAULT_ADDRESS,
-    DEFAULT_GRACE_SECONDS,
-    DEFAULT_THREADS,
-    Server,
-    ServerLimits,
-    create_server,
-)
 from classifier.server.console import Console, Sources
-from classifier.server.decisions import (
+from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.log import log
+from classifier.server.observers.activity import Activity
+from classifier.server.observers.decisions import (
     DEFAULT_BACKUPS,
     DEFAULT_MAX_BYTES,
     DEFAULT_QUEUE_BYTES,
     DecisionLog,
 )
-from classifier.server.holder import ReloadStatus, RulesetHolder
-from classifier.server.log import log
-from classifier.server.metrics import Metrics
+from classifier.server.observers.metrics import Metrics
+from classifier.server.observers.shadow import DEFAULT_EXAMPLES, Shadow
+from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
+from classifier.server.observers.unknown_sample import UnknownSample
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -52,11 +50,19 @@ from classifier.server.reload import (
     load_checked,
     strict_check,
 )
-from classifier.server.service import Observer
-from classifier.server.shadow import DEFAULT_EXAMPLES, Shadow
-from classifier.server.tls import TlsFiles
-from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
-from classifier.server.unknowns import UnknownSample
+from classifier.server.rpc.app import (
+    DEFAULT_ADDRESS,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_THREADS,
+    GrpcServer,
+    ServerLimits,
+    create_server,
+)
+from classifier.server.rpc.lanes import Lanes
+from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.service import Observer
+from classifier.server.rpc.tls import TlsFiles
+from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
 
 
 @dataclass(frozen=True)
@@ -181,17 +187,28 @@ class App:
             observers.append(self.decisions)
         if self.sample is not None:
             observers.append(self.sample)
-        self.server: Server = create_server(
-            self.active,
-            config.address,
-            threads=config.threads,
-            candidate=self.candidate,
-            observers=observers,
-            metrics=self.metrics,
-            tls=config.tls,
-            limits=config.limits,
-            reuse_port=config.reuse_port,
-        )
+        self.pushback = Pushback()
+        self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, self.pushback)
+        self.explain_budget = ExplainBudget()
+        self.explainer = Explainer()
+        try:
+            self.server: GrpcServer = create_server(
+                self.active,
+                config.address,
+                threads=config.threads,
+                candidate=self.candidate,
+                observers=observers,
+                metrics=self.metrics,
+                tls=config.tls,
+                limits=config.limits,
+                reuse_port=config.reuse_port,
+                lanes=self.lanes,
+                explain_budget=self.explain_budget,
+                explainer=self.explainer,
+            )
+        except BaseException:
+            self.explainer.close()
+            raise
         check = config.check()
         self.reloaders = [
             self._reloader(path, holders[role], role, check)
@@ -217,18 +234,18 @@ class App:
             )
         except BaseException:
             self.server.grpc_server.stop(None)
+            self.explainer.close()
             raise
 
     def _console(self, config: ServeConfig) -> Console | None:
-        service = self.server.service
-        if self.activity is None or service is None:
+        if self.activity is None:
             return None
         return Console(
             Sources(
                 active=self.active,
                 activity=self.activity,
-                explain_budget=service.explain_budget,
-                explainer=service.explainer,
+                explain_budget=self.explain_budget,
+                explainer=self.explainer,
                 max_request_bytes=config.limits.max_request_bytes,
                 candidate=self.candidate,
                 sample=self.sample,
@@ -280,6 +297,7 @@ class App:
             self.sample.close()
         if self.admin is not None:
             self.admin.stop()
+        self.explainer.close()  # after the console's port: it may be explaining
 
     def _describe(self) -> dict[str, Any]:
         def summary(r: Ruleset) -> dict[str, object]:

@@ -20,7 +20,7 @@ from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
-from classifier.server import Server, create_server
+from classifier.server import GrpcServer, create_server
 from tests.golden_files import assert_golden
 from tests.support import ROOT
 
@@ -89,7 +89,7 @@ def test_a_rule_that_does_not_exist_is_named(
 
 
 @pytest.fixture
-def golden_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def golden_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[GrpcServer]:
     monkeypatch.chdir(EXPLAIN)  # locations read as the local run prints them
     srv = create_server(load_ruleset(Path("rules")), "127.0.0.1:0")
     srv.start()
@@ -99,7 +99,7 @@ def golden_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
 
 @pytest.mark.parametrize("name", ["rule-fallback", "rule-conflict", "rule-no-match"])
 def test_over_addr_the_server_says_the_same(
-    name: str, golden_server: Server, capsys: pytest.CaptureFixture[str]
+    name: str, golden_server: GrpcServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A running server's Classify(explain, explain_rule) gives the text the local run gives."""
     descriptor, rule, _, _ = RULE_CASES[name]
@@ -108,7 +108,7 @@ def test_over_addr_the_server_says_the_same(
     assert capsys.readouterr().out == (EXPLAIN / f"{name}.txt").read_text(encoding="utf-8")
 
 
-def test_the_rpc_carries_the_verdict_and_refuses_an_unknown_rule(golden_server: Server) -> None:
+def test_the_rpc_carries_the_verdict_and_refuses_an_unknown_rule(golden_server: GrpcServer) -> None:
     with grpc.insecure_channel(f"127.0.0.1:{golden_server.port}") as channel:
         stub = pb_grpc.ErrorClassifierStub(channel)
         d = pb.ExceptionDescriptor(type="com.example.Prio", origin=pb.ORIGIN_PROVIDER, code="P")

@@ -36,8 +36,11 @@ from classifier.client import (
     UnknownReason,
 )
 from classifier.engine.explain import render_explanation
-from classifier.server import Server
-from classifier.server.service import ClassifierService, RulesetHolder
+from classifier.server import GrpcServer
+from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.service import ClassifierService
+from classifier.server.serving_ruleset import RulesetHolder
 
 DESCRIPTORS: list[dict[str, Any]] = [
     {
@@ -70,7 +73,7 @@ DESCRIPTORS: list[dict[str, Any]] = [
 
 
 @pytest.fixture(scope="module")
-def client(server: Server) -> Iterator[Client]:
+def client(server: GrpcServer) -> Iterator[Client]:
     with Client(f"127.0.0.1:{server.port}") as c:
         yield c
 
@@ -261,7 +264,17 @@ def test_no_server_is_a_service_error() -> None:
     assert isinstance(err.value.__cause__, grpc.RpcError)
 
 
-class Slow(ClassifierService):
+class Servicer(ClassifierService):
+    """The real servicer with parts of its own (no call here asks for an explanation:
+    the explaining process is never started)."""
+
+    def __init__(self, holder: RulesetHolder) -> None:
+        super().__init__(
+            holder, explain_budget=ExplainBudget(), explainer=Explainer(), pushback=Pushback()
+        )
+
+
+class Slow(Servicer):
     """A real servicer that takes its time, to exceed a client's deadline."""
 
     def Classify(  # noqa: N802 - the servicer method carries the RPC's name
@@ -271,7 +284,7 @@ class Slow(ClassifierService):
         return super().Classify(request, context)
 
 
-class FlakyOnce(ClassifierService):
+class FlakyOnce(Servicer):
     """A real servicer that answers UNAVAILABLE to its first `failures` calls."""
 
     def __init__(self, holder: RulesetHolder, failures: int) -> None:

@@ -22,7 +22,7 @@ from classifier.client import (
     descriptor_from_span,
     descriptor_from_span_event,
 )
-from classifier.server import Server
+from classifier.server import GrpcServer
 
 CHAT_429: dict[str, Any] = {
     "gen_ai.operation.name": "chat",
@@ -202,7 +202,7 @@ def test_last_exception_event_decides(spans: tuple[TracerProvider, InMemorySpanE
 
 
 def test_span_descriptors_classified_by_the_service(
-    spans: tuple[TracerProvider, InMemorySpanExporter], server: Server, bundled: Ruleset
+    spans: tuple[TracerProvider, InMemorySpanExporter], server: GrpcServer, bundled: Ruleset
 ) -> None:
     """A descriptor from a real span goes over the wire and gets the engine's answer."""
     provider, exporter = spans

@@ -18,7 +18,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import Client, ErrorClass, Origin, descriptor_from_exception
 from classifier.client.python_exception import causes, supertypes, type_name
-from classifier.server import Server
+from classifier.server import GrpcServer
 
 
 def caught(fn: Any, *args: Any) -> BaseException:
@@ -280,7 +280,7 @@ def test_real_httpx_connect_error_chain() -> None:
 
 
 @pytest.fixture(scope="module")
-def stub(server: Server) -> Iterator[pb_grpc.ErrorClassifierStub]:
+def stub(server: GrpcServer) -> Iterator[pb_grpc.ErrorClassifierStub]:
     with grpc.insecure_channel(f"127.0.0.1:{server.port}") as ch:
         yield pb_grpc.ErrorClassifierStub(ch)
 
@@ -299,7 +299,7 @@ def test_real_grpc_errors(stub: pb_grpc.ErrorClassifierStub) -> None:
     assert late.grpc_status == 4
 
 
-def test_live_exceptions_classified_by_the_service(server: Server, bundled: Ruleset) -> None:
+def test_live_exceptions_classified_by_the_service(server: GrpcServer, bundled: Ruleset) -> None:
     """Descriptors of live exceptions travel to the service and get the engine's answer."""
     with Client(f"127.0.0.1:{server.port}") as client:
         rate = client.classify_exception(

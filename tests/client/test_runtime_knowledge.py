@@ -12,7 +12,7 @@ from classifier.client import (
     descriptor_from_exception,
     runtime_attributes,
 )
-from classifier.server import Server
+from classifier.server import GrpcServer
 from classifier.taxonomy import Origin
 
 
@@ -63,7 +63,7 @@ def test_the_tool_wrapper_helper_says_whether_its_own_limit_fired() -> None:
     assert (own.origin, dict(own.attributes)) == (Origin.tool, {})
 
 
-def test_classify_exception_sends_what_the_runtime_knows(server: Server) -> None:
+def test_classify_exception_sends_what_the_runtime_knows(server: GrpcServer) -> None:
     """Over gRPC to the real server on the bundled rules: a veto pauses, a stage compiles."""
     with Client(f"127.0.0.1:{server.port}", timeout=10.0) as client:
         veto = client.classify_exception(

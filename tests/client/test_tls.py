@@ -14,7 +14,7 @@ import pytest
 from classifier import Ruleset
 from classifier.client import TLS, Client, ErrorClass, ServiceError
 from classifier.server import create_server
-from classifier.server.tls import TlsFiles
+from classifier.server.rpc.tls import TlsFiles
 from tests.certs import Authority, Pem
 
 

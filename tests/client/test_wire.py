@@ -10,7 +10,7 @@ from classifier import Descriptor, build_descriptor
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.client import CauseInput, Effect, ErrorClass, Origin, UnknownReason
 from classifier.client.wire import answer_from_proto, class_info_from_proto, descriptor_to_proto
-from classifier.server.convert import descriptor_from_proto
+from classifier.server.rpc.convert import descriptor_from_proto
 
 names = st.text(
     st.characters(codec="utf-8", exclude_categories=["Cs", "Cc", "Zs"]), min_size=1, max_size=30

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from classifier.server import Server
+from classifier.server import GrpcServer
 from tests.conformance.go_drivers import go_environment
 from tests.support import ROOT
 from tools import gen_go_client
@@ -82,7 +82,7 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 def test_a_program_outside_the_repository_gets_timeout_from_the_server(
-    tmp_path: Path, server: Server, never_answers: str
+    tmp_path: Path, server: GrpcServer, never_answers: str
 ) -> None:
     (shell,) = blocks("sh")
     (program,) = blocks("go")

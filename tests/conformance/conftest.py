@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from classifier.client import Client
-from classifier.server import Server
+from classifier.server import GrpcServer
 from tests.conformance.fake_provider import FakeProvider, serving
 from tests.conformance.loader import Scenario, load_scenarios
 
@@ -25,7 +25,7 @@ def fake_provider(scenarios: dict[str, Scenario]) -> Iterator[FakeProvider]:
 
 
 @pytest.fixture(scope="session")
-def classifier_client(server: Server) -> Iterator[Client]:
+def classifier_client(server: GrpcServer) -> Iterator[Client]:
     """A client of the real gRPC server (tests/conftest.py) that serves the bundled rules/."""
     with Client(f"127.0.0.1:{server.port}", timeout=10.0) as client:
         yield client

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from classifier.server import Server
+from classifier.server import GrpcServer
 from tests.support import ROOT
 
 DOC = ROOT / "docs" / "clients.md"
@@ -48,7 +48,7 @@ def test_the_page_has_runnable_snippets() -> None:
 
 @pytest.mark.parametrize("snippet", snippets(), ids=lambda s: f"{s.lang}-line{s.line}")
 def test_snippet_runs_as_documented(
-    snippet: Snippet, server: Server, request: pytest.FixtureRequest
+    snippet: Snippet, server: GrpcServer, request: pytest.FixtureRequest
 ) -> None:
     """The snippet runs against a real server and prints exactly the output shown under it."""
     code = snippet.code.replace(DOC_ADDRESS, f"127.0.0.1:{server.port}")

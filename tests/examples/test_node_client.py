@@ -11,7 +11,7 @@ import pytest
 
 from classifier import Ruleset, classify, descriptor_from_data
 from classifier.answer import classification_dict
-from classifier.server import Server
+from classifier.server import GrpcServer
 
 NODE_ERRORS = Path(__file__).with_name("node_errors.js")
 
@@ -83,7 +83,7 @@ def engine_answer(ruleset: Ruleset, data: dict[str, Any]) -> dict[str, Any]:
     return classification_dict(classify(ruleset, descriptor_from_data(data)))
 
 
-def test_node_gets_the_taxonomy_answers(node_example: Path, server: Server) -> None:
+def test_node_gets_the_taxonomy_answers(node_example: Path, server: GrpcServer) -> None:
     """An openai 429 is RateLimited, the .NET HttpClient timeout chain is Timeout, an unknown type is Unknown."""
     addr = f"127.0.0.1:{server.port}"
     rate = answered(node(node_example, ["--addr", addr, "-"], json.dumps(OPENAI_429)))
@@ -103,7 +103,7 @@ def test_node_gets_the_taxonomy_answers(node_example: Path, server: Server) -> N
 
 @pytest.mark.parametrize("mode", ["--batch", "--stream"])
 def test_node_answers_match_the_engine(
-    node_example: Path, server: Server, bundled: Ruleset, mode: str
+    node_example: Path, server: GrpcServer, bundled: Ruleset, mode: str
 ) -> None:
     """Over ClassifyBatch and ClassifyStream, Node prints exactly what the engine decides, in order."""
     got = answered(
@@ -112,7 +112,7 @@ def test_node_answers_match_the_engine(
     assert got == [engine_answer(bundled, d) for d in ALL]
 
 
-def test_node_explain_carries_the_reasoning(node_example: Path, server: Server) -> None:
+def test_node_explain_carries_the_reasoning(node_example: Path, server: GrpcServer) -> None:
     """With --explain the answer carries the winning rule, its conditions and the rendered text."""
     got = answered(
         node(
@@ -127,7 +127,7 @@ def test_node_explain_carries_the_reasoning(node_example: Path, server: Server) 
     assert "dotnet.httpclient-timeout" in e["text"]
 
 
-def test_node_reports_every_bad_field(node_example: Path, server: Server) -> None:
+def test_node_reports_every_bad_field(node_example: Path, server: GrpcServer) -> None:
     """A malformed descriptor exits 2 with each field the server refused on stderr."""
     bad = {"type": "x", "http_status": 42, "causes": [{"type": ""}]}
     done = node(node_example, ["--addr", f"127.0.0.1:{server.port}", "-"], json.dumps(bad))
@@ -150,7 +150,7 @@ def test_node_without_a_server_fails_plainly(node_example: Path, tmp_path: Path)
 
 
 def test_descriptors_from_live_node_errors(
-    node_example: Path, server: Server, bundled: Ruleset
+    node_example: Path, server: GrpcServer, bundled: Ruleset
 ) -> None:
     """descriptorFromError reads real Node errors (class chains, cause, AggregateError, system and
     gRPC errors), and the service answers each as the engine would."""

@@ -33,7 +33,6 @@ from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.codes import Code
 from classifier.errors import Diagnostic
 from classifier.location import Location
-from classifier.server.activity import Activity, RuleHits
 from classifier.server.console import (
     CSP,
     MAX_PER_PAGE,
@@ -49,9 +48,10 @@ from classifier.server.console import (
     select_rules,
     share_chart,
 )
-from classifier.server.explain_budget import ExplainBudget
-from classifier.server.explainer import Explainer
-from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.explain.budget import ExplainBudget
+from classifier.server.explain.process import Explainer
+from classifier.server.observers.activity import Activity, RuleHits
+from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

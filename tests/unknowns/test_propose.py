@@ -16,7 +16,7 @@ import pytest
 from classifier import load_ruleset
 from classifier.cli import main
 from classifier.engine.evaluate import classify
-from classifier.server.decisions import decision_line
+from classifier.server.observers.decisions import decision_line
 from classifier.source.descriptor_file import descriptor_from_data
 from tests.support import MakeRuleset
 

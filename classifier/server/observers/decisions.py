@@ -47,7 +47,7 @@ from classifier.answer import Classification, classification_dict
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import RateLimitedLog, log, utc_time
-from classifier.server.metrics import Metrics
+from classifier.server.observers.metrics import Metrics
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 

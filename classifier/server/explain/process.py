@@ -34,6 +34,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from classifier.engine.ruleset import Ruleset
+from classifier.server.internals import processes_of
 from classifier.server.log import log
 
 _serving: Ruleset | None = None
@@ -211,7 +212,7 @@ def _started(ruleset: Ruleset, start: Callable[[int], None]) -> futures.ProcessP
 
 def _stop(pool: futures.ProcessPoolExecutor) -> None:
     """Stop a pool now, its process included (it may be busy with an explanation)."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = processes_of(pool)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()

@@ -21,8 +21,8 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
-from classifier.server.holds import Holds
-from classifier.server.lanes import Lane
+from classifier.server.rpc.executor import Lane
+from classifier.server.rpc.pushback import Pushback
 from tests.conftest import Running, StartApp
 from tests.support import ROOT, MakeRuleset, trailer, wait_for
 
@@ -437,8 +437,7 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
 
 def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
     """While one call is being explained, another asking for explain is refused at once."""
-    assert running.app.server.service is not None
-    budget = running.app.server.service.explain_budget
+    budget = running.app.explain_budget
     budget.take()
     try:
         with pytest.raises(grpc.RpcError) as info:
@@ -450,7 +449,7 @@ def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
         budget.give()
     answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
     assert answer.explanation.winner_rule_id
-    explainer = running.app.server.service.explainer
+    explainer = running.app.explainer
     assert (explainer.forks, explainer.in_process) == (1, False)  # made in its own process
 
 
@@ -476,8 +475,7 @@ def test_a_connection_refused_explain_is_told_when_to_retry_and_held_until_then(
 ) -> None:
     """Refused for the explain budget: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, and
     that connection's next call waits out the hold while another connection's does not."""
-    assert running.app.server.service is not None
-    budget = running.app.server.service.explain_budget
+    budget = running.app.explain_budget
     (a, stub_a), (b, stub_b) = _connection(running), _connection(running)
     with a, b:
         _timed_classify(stub_a), _timed_classify(stub_b)  # both connected
@@ -554,9 +552,9 @@ class _Event:
 
 
 def test_a_held_connection_past_the_cap_is_queued_as_any_other() -> None:
-    """Holds bound what they keep: past `cap` held calls, a held connection's call is
+    """Pushback bounds what it keeps: past `cap` held calls, a held connection's call is
     queued at once rather than held (here through a real lane and its threads)."""
-    holds = Holds(cap=1)
+    holds = Pushback(cap=1)
     holds.hold("ipv4:127.0.0.1:1", 1.0)
     lane = Lane("t", 2, None, "test", holds)
     try:
@@ -574,7 +572,7 @@ def test_calls_released_together_are_served_on_every_thread() -> None:
     """Four held calls of 0.3 s each, released at once on a lane of four threads, end
     together, not one after another (submitted apart, so one idle thread holds them all:
     the lane starts the others as the calls come out of their hold)."""
-    holds = Holds()
+    holds = Pushback()
     holds.hold("ipv4:127.0.0.1:1", limits.HOLD_MIN_SECONDS)
     lane = Lane("t", 4, None, "test", holds)
     try:

@@ -22,10 +22,10 @@ from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.redact import DEFAULT, Redactor
-from classifier.server.decisions import answer_dict
-from classifier.server.holder import RulesetHolder
 from classifier.server.log import log
-from classifier.server.metrics import Metrics
+from classifier.server.observers.decisions import answer_dict
+from classifier.server.observers.metrics import Metrics
+from classifier.server.serving_ruleset import RulesetHolder
 from classifier.source.descriptor_file import descriptor_dict
 
 DEFAULT_EXAMPLES = 5

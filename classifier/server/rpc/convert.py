@@ -21,7 +21,7 @@ from classifier.answer import Action, Classification, Explanation, RuleVerdict
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
 from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
-from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
 
 

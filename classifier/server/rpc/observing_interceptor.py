@@ -15,7 +15,8 @@ from typing import Any
 import grpc
 
 from classifier.server.log import log
-from classifier.server.metrics import Metrics
+from classifier.server.observers.metrics import Metrics
+from classifier.server.rpc.handlers import Continuation, Handler, RebuiltHandlers, rebuilt
 
 INTERNAL_DETAILS = "{rpc} failed in the server; see its log"
 
@@ -33,38 +34,26 @@ class ObservingInterceptor(grpc.ServerInterceptor):
     def __init__(self, metrics: Metrics, service_name: str) -> None:
         self.metrics = metrics
         self.prefix = f"/{service_name}/"
-        self._wrapped: dict[str, tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+        self._wrapped = RebuiltHandlers(self._wrap)
 
     def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        self, continuation: Continuation, handler_call_details: grpc.HandlerCallDetails
+    ) -> Handler | None:
         handler = continuation(handler_call_details)
         method: str = handler_call_details.method
         if handler is None or not method.startswith(self.prefix):
             return handler
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = self._wrap(method[len(self.prefix) :], handler)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
+        return self._wrapped.get(method, handler)
 
-    def _wrap(
-        self, rpc: str, handler: grpc.RpcMethodHandler[Any, Any]
-    ) -> grpc.RpcMethodHandler[Any, Any]:
+    def _wrap(self, method: str, handler: Handler) -> Handler:
+        rpc = method[len(self.prefix) :]
         if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                self._unary(rpc, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+            return rebuilt(
+                handler, self._unary(rpc, handler.unary_unary), handler.request_deserializer
             )
         if handler.stream_stream is not None:
-            return grpc.stream_stream_rpc_method_handler(
-                self._stream(rpc, handler.stream_stream),
-                request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+            return rebuilt(
+                handler, self._stream(rpc, handler.stream_stream), handler.request_deserializer
             )
         return handler
 

@@ -15,7 +15,7 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.evaluate import classify
 from classifier.errors import DescriptorError
-from classifier.server.convert import descriptor_from_proto
+from classifier.server.rpc.convert import descriptor_from_proto
 
 TYPES = [
     "openai.RateLimitError",

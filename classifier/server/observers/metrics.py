@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.ruleset import Ruleset
-from classifier.server.holder import ReloadStatus
+from classifier.server.serving_ruleset import ReloadStatus
 from classifier.taxonomy import ErrorClass, Origin, UnknownReason
 
 LATENCY_BUCKETS = (

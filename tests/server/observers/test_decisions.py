@@ -15,9 +15,9 @@ from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import classification_dict
 from classifier.cli import main
 from classifier.engine.evaluate import classify
-from classifier.server.convert import descriptor_from_proto
-from classifier.server.decisions import DecisionLog
-from classifier.server.metrics import Metrics
+from classifier.server.observers.decisions import DecisionLog
+from classifier.server.observers.metrics import Metrics
+from classifier.server.rpc.convert import descriptor_from_proto
 from classifier.source.descriptor_file import descriptor_from_data
 from tests.conftest import StartApp
 from tests.support import ROOT, ruleset_files, write_folder
@@ -146,8 +146,8 @@ def test_a_line_that_cannot_be_written_is_not_counted(serving_rules: Path, tmp_p
         "import resource, sys; from pathlib import Path\n"
         "from classifier import build_descriptor, load_ruleset\n"
         "from classifier.engine.evaluate import classify\n"
-        "from classifier.server.decisions import DecisionLog\n"
-        "from classifier.server.metrics import Metrics\n"
+        "from classifier.server.observers.decisions import DecisionLog\n"
+        "from classifier.server.observers.metrics import Metrics\n"
         "descriptor = build_descriptor(type='com.example.Weird', code='E42')\n"
         "result = classify(load_ruleset(sys.argv[1]), descriptor)\n"
         "metrics = Metrics()\n"

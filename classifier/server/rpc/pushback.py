@@ -1,4 +1,4 @@
-"""Connections the server told to wait, and until when.
+"""Pushback: the connections the server told to wait (grpc-retry-pushback-ms), and until when.
 
 A connection is gRPC's only notion of a client: `context.peer()` in a
 handler, `call.peer()` where a lane takes the call. A connection refused an
@@ -16,9 +16,11 @@ import time
 from classifier.limits import HOLD_MAX_SECONDS, HOLD_MIN_SECONDS, MAX_HELD_CALLS
 
 
-class Holds:
-    """Each held connection's end of hold (monotonic seconds), and the count of calls
-    held now, over every lane."""
+class Pushback:
+    """Each connection told to wait, with the end of its hold (monotonic seconds), and the
+    count of its calls held back now, over every lane. Built by runtime.App (or
+    create_server), shared by the servicer, which tells connections to wait, and the
+    lanes, which hold their calls back."""
 
     PRUNE_AT = 10_000
 

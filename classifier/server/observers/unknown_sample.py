@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
-from classifier.server.decisions import answer_dict
 from classifier.server.log import utc_time
-from classifier.server.metrics import Metrics
+from classifier.server.observers.decisions import answer_dict
+from classifier.server.observers.metrics import Metrics
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 from classifier.unknowns.mask import mask

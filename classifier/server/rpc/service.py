@@ -4,6 +4,10 @@ Each answer comes from one ruleset, read from the holder once: per call for
 Classify and ClassifyBatch, per message for ClassifyStream, so a reload
 never mixes two rulesets in one answer (or one batch). After answering, the
 servicer tells its observers (metrics, the decision log, the shadow).
+
+It owns nothing process-wide: the explain budget, the explaining process and
+the pushback it tells connections to wait in are built by its owner
+(runtime.App, or create_server alone) and handed in.
 """
 
 from __future__ import annotations
@@ -26,13 +30,18 @@ from classifier.engine.evaluate import classify
 from classifier.engine.explain import explain, explain_rule, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.server import convert
-from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
-from classifier.server.explainer import Explainer, ExplainerFailedError
-from classifier.server.holder import RulesetHolder
-from classifier.server.holds import Holds
+from classifier.server.explain import (
+    ExplainBudget,
+    Explainer,
+    ExplainerFailedError,
+    ExplainRefusedError,
+    explain_in_slot,
+)
+from classifier.server.rpc import convert
+from classifier.server.rpc.pushback import Pushback
+from classifier.server.serving_ruleset import RulesetHolder
 
-__all__ = ["ClassifierService", "Observer", "RulesetHolder"]
+__all__ = ["ClassifierService", "Observer"]
 
 MAX_BATCH = limits.MAX_BATCH
 DEADLINE_CHECK_EVERY = 32
@@ -92,18 +101,20 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self,
         holder: RulesetHolder,
         *,
+        explain_budget: ExplainBudget,
+        explainer: Explainer,
+        pushback: Pushback,
         candidate: RulesetHolder | None = None,
         observers: Sequence[Observer] = (),
-        holds: Holds | None = None,
     ) -> None:
         self.holder = holder
-        self.holds = holds or Holds()
+        self.explain_budget = explain_budget
+        self.explainer = explainer
+        self.pushback = pushback
         """Connections refused an explanation are held back until their retry time."""
         self.candidate = candidate
         self.observers = tuple(observers)
         self._responses = convert.Responses(holder.current)
-        self.explain_budget = ExplainBudget()
-        self.explainer = Explainer()
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -111,7 +122,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
         if request.explain:
-            with _explaining(self.explain_budget, self.holds, context):
+            with _explaining(self.explain_budget, self.pushback, context):
                 response = self._explained(ruleset, [request], context, [""])[0]
             self._observe(descriptor, classify(ruleset, descriptor))
             return response
@@ -134,7 +145,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         explained = sum(1 for item in request.requests if item.explain)
         if explained > limits.MAX_EXPLAINED_PER_CALL:
-            self.holds.hold(context.peer(), limits.HOLD_MAX_SECONDS)
+            self.pushback.hold(context.peer(), limits.HOLD_MAX_SECONDS)
             abort_invalid(
                 context,
                 [
@@ -147,7 +158,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         # Refused explain is refused before any work: a flood's refusals cost a parse.
         with (
-            _explaining(self.explain_budget, self.holds, context)
+            _explaining(self.explain_budget, self.pushback, context)
             if explained
             else contextlib.nullcontext()
         ):
@@ -189,7 +200,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             descriptor = _descriptor(request, context, "stream", i)
             result = classify(ruleset, descriptor)
             if request.explain:
-                with _explaining(self.explain_budget, self.holds, context):
+                with _explaining(self.explain_budget, self.pushback, context):
                     response = self._explained(ruleset, [request], context, [f"stream[{i}]."])[0]
             else:
                 response = self._responses_for(ruleset).response(result, descriptor)
@@ -219,7 +230,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         try:
             data = [r.SerializeToString() for r in requests]
             timeout = min(limits.EXPLAIN_TIMEOUT_SECONDS, context.time_remaining())
-            answers, cpu = self.explainer.run(ruleset, explain_requests, (data,), timeout)
+            answers = explain_in_slot(
+                self.explain_budget, self.explainer, ruleset, explain_requests, (data,), timeout
+            )
         except NoSuchRuleError as missing:
             abort_invalid(
                 context,
@@ -233,7 +246,6 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         except ExplainerFailedError as failed:
             context.abort(grpc.StatusCode.UNAVAILABLE, f"no explanation: {failed}")
-        self.explain_budget.charge(cpu)
         return [pb.ClassifyResponse.FromString(a) for a in answers]
 
     def _responses_for(self, ruleset: Ruleset) -> convert.Responses:
@@ -250,20 +262,18 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
 
 @contextlib.contextmanager
 def _explaining(
-    budget: ExplainBudget, holds: Holds, context: grpc.ServicerContext
+    budget: ExplainBudget, pushback: Pushback, context: grpc.ServicerContext
 ) -> Iterator[None]:
     """Explain within the server's budget, or refuse the call at once, telling the caller
     when to retry and holding its connection's next calls back until then."""
-    try:
-        budget.take()
-    except ExplainRefusedError as refused:
-        held = holds.hold(context.peer(), refused.retry_after)
-        context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
-        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
-    try:
+    with contextlib.ExitStack() as slot:
+        try:
+            slot.enter_context(budget.slot())
+        except ExplainRefusedError as refused:
+            held = pushback.hold(context.peer(), refused.retry_after)
+            context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
         yield
-    finally:
-        budget.give()
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:

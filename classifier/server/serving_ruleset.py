@@ -1,4 +1,9 @@
-"""The serving ruleset and the outcome of the last attempt to replace it."""
+"""The serving ruleset's home (`RulesetHolder`) and the outcome of the last attempt to
+replace it: what the servicer, the reloader, the observers and the console read.
+
+Not to be confused with `Condition.holds` (the engine: whether a condition is
+true of a descriptor) nor with the pushback (classifier.server.rpc.pushback:
+connections held back until their retry time)."""
 
 from __future__ import annotations
 

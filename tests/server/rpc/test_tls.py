@@ -10,7 +10,7 @@ import pytest
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
-from classifier.server import Server, TlsFiles
+from classifier.server import GrpcServer, TlsFiles
 from tests.certs import Authority, Pem
 from tests.conftest import Running, StartApp
 
@@ -98,7 +98,7 @@ def test_the_health_command_speaks_mutual_tls(
 
 
 def test_the_health_command_uses_tls_whenever_a_tls_flag_is_given(
-    server: Server, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+    server: GrpcServer, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A client certificate without --tls-ca still means TLS (trusting the system's CAs), so a
     plaintext server fails the check rather than passing it over plaintext."""
@@ -110,7 +110,7 @@ def test_the_health_command_uses_tls_whenever_a_tls_flag_is_given(
 
 
 def test_the_health_command_refuses_an_incomplete_or_non_pem_tls_set(
-    server: Server, tmp_path: Path, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
+    server: GrpcServer, tmp_path: Path, pki: dict[str, Pem], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A certificate without its key, or a file that is not PEM, is exit 2 naming the problem."""
     address = f"127.0.0.1:{server.port}"

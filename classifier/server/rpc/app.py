@@ -1,10 +1,17 @@
 """Build the gRPC server: the classifier, health checking and reflection, with its
-limits, TLS, and the interceptor that measures every call."""
+limits, TLS, its lanes and the interceptors that put every call on its lane and
+measure it.
+
+The parts the server shares with the rest of the process (the lanes and the
+pushback, the explain budget and the explaining process) are handed in by
+their owner, runtime.App; a server made alone (tests, benchmarks) builds its
+own and closes the explaining process when it stops.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,20 +23,22 @@ from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
-from classifier.server.holder import RulesetHolder
-from classifier.server.interceptor import ObservingInterceptor
-from classifier.server.lanes import (
+from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.observers.metrics import Metrics
+from classifier.server.rpc.lane_interceptor import LaneInterceptor
+from classifier.server.rpc.lanes import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
-    LaneInterceptor,
     LaneLimits,
     Lanes,
 )
-from classifier.server.metrics import Metrics
-from classifier.server.service import ClassifierService, Observer
-from classifier.server.tls import TlsFiles, server_credentials
+from classifier.server.rpc.observing_interceptor import ObservingInterceptor
+from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.service import ClassifierService, Observer
+from classifier.server.rpc.tls import TlsFiles, server_credentials
+from classifier.server.serving_ruleset import RulesetHolder
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -58,7 +67,7 @@ class ServerLimits:
     max_request_bytes: a larger request message is RESOURCE_EXHAUSTED (gRPC names both sizes).
     max_concurrent_rpcs: unary calls served or queued at once; past it, RESOURCE_EXHAUSTED.
         None: unbounded. Streams, health checks and reflection have lanes of their own
-        (classifier.server.lanes), so none of them can take this capacity.
+        (classifier.server.rpc.lanes), so none of them can take this capacity.
     max_streams: ClassifyStream calls open at once; max_streams_per_connection: calls
         open at once on one HTTP/2 connection (its SETTINGS limit).
     stream_idle_timeout, stream_max_age: seconds a stream may wait for its next message,
@@ -106,10 +115,9 @@ class ServerLimits:
         return options
 
 
-class Server:
-    """A running classifier server and the parts an operator (or a test) needs to reach."""
-
-    service: ClassifierService | None = None
+class GrpcServer:
+    """The classifier's gRPC port, bound, and the parts an operator (or a test) needs to
+    reach; `runtime.App` is the whole service around it."""
 
     def __init__(
         self,
@@ -119,6 +127,7 @@ class Server:
         metrics: Metrics,
         lanes: Lanes,
         interceptor: LaneInterceptor,
+        on_stop: Sequence[Callable[[], None]] = (),
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
@@ -126,6 +135,8 @@ class Server:
         self.metrics = metrics
         self.lanes = lanes
         self.interceptor = interceptor
+        self.on_stop = tuple(on_stop)
+        """Run after the server stopped: closing what create_server built for it alone."""
         self.ready = False
 
     def start(self) -> None:
@@ -160,8 +171,8 @@ class Server:
         left = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         self.grpc_server.stop(left).wait(None if left is None else left + 2.0)
         self.lanes.stop()
-        if self.service is not None:
-            self.service.explainer.close()
+        for stopped in self.on_stop:
+            stopped()
 
     def _quiet(self, until: float) -> None:
         lanes = (self.lanes.unary, self.lanes.health)
@@ -186,17 +197,27 @@ def create_server(
     tls: TlsFiles | None = None,
     limits: ServerLimits | None = None,
     reuse_port: bool = False,
-) -> Server:
+    lanes: Lanes | None = None,
+    explain_budget: ExplainBudget | None = None,
+    explainer: Explainer | None = None,
+) -> GrpcServer:
     """A server bound to `address` (port 0 picks a free port), not yet started.
 
     Metrics always count every answer; `observers` (the decision log, the
-    shadow) are told after them.
+    shadow) are told after them. `lanes` (with their pushback), `explain_budget`
+    and `explainer` are the owner's (runtime.App), who closes the explainer;
+    those not given are made here for this server alone, and it closes them.
     """
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
     metrics = metrics or Metrics()
     limits = limits or ServerLimits()
     credentials = server_credentials(tls) if tls else None
-    lanes = Lanes(limits.lane_limits(threads), metrics)
+    on_stop: list[Callable[[], None]] = []
+    if lanes is None:
+        lanes = Lanes(limits.lane_limits(threads), metrics, Pushback())
+    if explainer is None:
+        explainer = Explainer()
+        on_stop.append(explainer.close)
     lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/")
     grpc_server = grpc.server(
         lanes.unary,  # every method has a lane; this pool is for anything unforeseen
@@ -205,7 +226,12 @@ def create_server(
         maximum_concurrent_rpcs=None,  # the lanes bound each kind of call instead
     )
     service = ClassifierService(
-        holder, candidate=candidate, observers=[metrics, *observers], holds=lanes.holds
+        holder,
+        explain_budget=explain_budget or ExplainBudget(),
+        explainer=explainer,
+        pushback=lanes.pushback,
+        candidate=candidate,
+        observers=[metrics, *observers],
     )
     pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)
@@ -223,6 +249,4 @@ def create_server(
         raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    server = Server(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor)
-    server.service = service
-    return server
+    return GrpcServer(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor, on_stop)
