@@ -25,7 +25,6 @@ from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
 from classifier.server.activity import Activity
-from classifier.server.admin import AdminServer
 from classifier.server.app import (
     DEFAULT_ADDRESS,
     DEFAULT_GRACE_SECONDS,
@@ -34,7 +33,6 @@ from classifier.server.app import (
     ServerLimits,
     create_server,
 )
-from classifier.server.console import Console, Sources
 from classifier.server.decisions import (
     DEFAULT_BACKUPS,
     DEFAULT_MAX_BYTES,
@@ -57,6 +55,9 @@ from classifier.server.shadow import DEFAULT_EXAMPLES, Shadow
 from classifier.server.tls import TlsFiles
 from classifier.server.unknowns import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
 from classifier.server.unknowns import UnknownSample
+from classifier.server.web.admin import AdminServer
+from classifier.server.web.console import Console
+from classifier.server.web.queries import Sources
 
 
 @dataclass(frozen=True)

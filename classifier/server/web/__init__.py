@@ -1,0 +1,1 @@
+"""The side port's room: the admin server and the operator console."""
