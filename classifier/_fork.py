@@ -1,5 +1,5 @@
 """gRPC's fork handlers off, before gRPC is imported: the server forks its explaining
-process (classifier.server.explainer), which never calls gRPC.
+process (classifier.server.explain.process), which never calls gRPC.
 
 gRPC's core reads the setting once, when it starts. With its handlers on, a fork
 while calls were being served logged a line of gRPC's to stderr each time, and

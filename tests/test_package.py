@@ -127,7 +127,9 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     schemas = {p.name for p in (ROOT / "classifier" / "schemas").glob("*.json")}
     assert schemas
     assert {f"classifier/schemas/{s}" for s in schemas} <= names
-    assert "classifier/server/console.css" in names  # the console's only asset
+    assert "classifier/server/web/console.css" in names  # the console's only asset
+    templates = ROOT / "classifier" / "server" / "web" / "templates"
+    assert {f"classifier/server/web/templates/{t.name}" for t in templates.glob("*.html")} <= names
     assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
 
 

@@ -27,8 +27,13 @@ from classifier.engine.explain import explain, explain_rule, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.server import convert
-from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
-from classifier.server.explainer import Explainer, ExplainerFailedError
+from classifier.server.explain import (
+    ExplainBudget,
+    Explainer,
+    ExplainerFailedError,
+    ExplainRefusedError,
+    explain_in_slot,
+)
 from classifier.server.holder import RulesetHolder
 from classifier.server.holds import Holds
 
@@ -219,7 +224,9 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         try:
             data = [r.SerializeToString() for r in requests]
             timeout = min(limits.EXPLAIN_TIMEOUT_SECONDS, context.time_remaining())
-            answers, cpu = self.explainer.run(ruleset, explain_requests, (data,), timeout)
+            answers = explain_in_slot(
+                self.explain_budget, self.explainer, ruleset, explain_requests, (data,), timeout
+            )
         except NoSuchRuleError as missing:
             abort_invalid(
                 context,
@@ -233,7 +240,6 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         except ExplainerFailedError as failed:
             context.abort(grpc.StatusCode.UNAVAILABLE, f"no explanation: {failed}")
-        self.explain_budget.charge(cpu)
         return [pb.ClassifyResponse.FromString(a) for a in answers]
 
     def _responses_for(self, ruleset: Ruleset) -> convert.Responses:
@@ -254,16 +260,14 @@ def _explaining(
 ) -> Iterator[None]:
     """Explain within the server's budget, or refuse the call at once, telling the caller
     when to retry and holding its connection's next calls back until then."""
-    try:
-        budget.take()
-    except ExplainRefusedError as refused:
-        held = holds.hold(context.peer(), refused.retry_after)
-        context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
-        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
-    try:
+    with contextlib.ExitStack() as slot:
+        try:
+            slot.enter_context(budget.slot())
+        except ExplainRefusedError as refused:
+            held = holds.hold(context.peer(), refused.retry_after)
+            context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
         yield
-    finally:
-        budget.give()
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:

@@ -36,8 +36,8 @@ from classifier.engine.evaluate import classify
 from classifier.errors import Diagnostic
 from classifier.location import Location
 from classifier.server.activity import Activity, RuleHits
-from classifier.server.explain_budget import ExplainBudget
-from classifier.server.explainer import Explainer
+from classifier.server.explain.budget import ExplainBudget
+from classifier.server.explain.process import Explainer
 from classifier.server.holder import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.metrics import Metrics
 from classifier.server.shadow import Shadow
@@ -45,7 +45,6 @@ from classifier.server.unknowns import UnknownSample
 from classifier.server.web.console import CSP, Console
 from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
-from classifier.server.web.throttle import PageBudget
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -724,16 +723,6 @@ def test_hits_counted_from_many_threads_add_up() -> None:
         t.join()
     assert activity.hits()["probe"].count == 400_000
     assert sum(m.answers for m in activity.last_hour()) == 400_000
-
-
-def test_the_page_budget_refuses_past_its_rate_and_refills() -> None:
-    now = [0.0]
-    budget = PageBudget(5.0, 20, clock=lambda: now[0])
-    assert sum(budget.take() for _ in range(30)) == 20
-    now[0] = 1.0
-    assert sum(budget.take() for _ in range(30)) == 5
-    now[0] = 100.0
-    assert sum(budget.take() for _ in range(30)) == 20
 
 
 def _call(

@@ -22,8 +22,10 @@ Bounded work: at most CONSOLE_AT_ONCE pages are made at once (more is 503), and
 PAGES_PER_SECOND on average (more is 429); rules are paged (at most MAX_PER_PAGE a page);
 the Unknown groups, of the UNKNOWN_CLUSTERS_SHOWN largest failures, are remade within a
 duty cycle (UNKNOWNS_DUTY) and shown with the time they were made; an explain request is
-size-limited like a gRPC request (`--max-request-bytes`) and takes one of the server's
-explain slots (the budget gRPC explain calls share), or is refused at once (429).
+size-limited like a gRPC request (`--max-request-bytes`) and is made as gRPC's are
+(`server.explain.explain_within_budget`: one of the server's explain slots, its CPU share,
+the explaining process), or is refused at once (429). The page budget is the server's one
+token bucket (`server.token_bucket`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ import urllib.parse
 from collections.abc import Callable, Iterable
 from importlib import resources
 
+from classifier import limits
+from classifier.engine.explain import explained_text
+from classifier.engine.ruleset import Ruleset
+from classifier.errors import DescriptorError
+from classifier.server.explain import (
+    ExplainerFailedError,
+    ExplainRefusedError,
+    explain_within_budget,
+)
+from classifier.server.token_bucket import TokenBucket
 from classifier.server.web import pages
 from classifier.server.web.queries import RuleQuery, Sources, UnknownGroups
 from classifier.server.web.routes import (
@@ -46,7 +58,7 @@ from classifier.server.web.routes import (
     WsgiApp,
     replying,
 )
-from classifier.server.web.throttle import PageBudget, explain_in_budget
+from classifier.source.descriptor_file import parse_descriptor
 
 CONSOLE_AT_ONCE = 2
 """Console requests served at once; another meanwhile is 503 (it never queues)."""
@@ -76,6 +88,19 @@ FAVICON = (
     b"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>"
     b"<rect width='16' height='16' rx='3' fill='#233'/></svg>"
 )
+
+
+def console_explanation(ruleset: Ruleset, text: str, rule_id: str) -> tuple[str, str]:
+    """The form's descriptor explained as `classifier explain` prints it (what the explaining
+    process runs): ("explained", text), ("invalid", the violations) or ("no_rule", "")."""
+    try:
+        descriptor = parse_descriptor(text, "<form>")
+        _, _, explanation = explained_text(ruleset, descriptor, rule_id)
+    except DescriptorError as exc:
+        return "invalid", "\n".join(str(v) for v in exc.violations)
+    except KeyError:
+        return "no_rule", ""
+    return "explained", explanation
 
 
 def _reply(status: str, data: bytes, kind: str) -> Reply:
@@ -112,7 +137,7 @@ class Console:
     def __init__(self, sources: Sources) -> None:
         self.sources = sources
         self._slots = threading.BoundedSemaphore(CONSOLE_AT_ONCE)
-        self.budget = PageBudget(PAGES_PER_SECOND, PAGES_BURST)
+        self.budget = TokenBucket(PAGES_PER_SECOND, PAGES_BURST)
         self._unknowns = UnknownGroups(sources.sample)
         css = resources.files("classifier.server.web").joinpath("console.css").read_bytes()
         self._assets = {
@@ -180,10 +205,21 @@ class Console:
                 f"the descriptor is larger than the request limit "
                 f"({self.sources.max_request_bytes} bytes, --max-request-bytes)",
             )
-        ruleset = self.sources.active.current
-        kind, explanation = explain_in_budget(
-            self.sources.explain_budget, self.sources.explainer, ruleset, text, rule_id
-        )
+        s = self.sources
+        ruleset = s.active.current
+        try:
+            kind, explanation = explain_within_budget(
+                s.explain_budget,
+                s.explainer,
+                ruleset,
+                console_explanation,
+                (text, rule_id),
+                limits.EXPLAIN_TIMEOUT_SECONDS,
+            )
+        except ExplainRefusedError as refused:
+            raise RefusedError("429 Too Many Requests", refused.reason) from None
+        except ExplainerFailedError as failed:
+            raise RefusedError("503 Service Unavailable", f"no explanation: {failed}") from None
         return pages.explained_page(ruleset, kind, explanation, text, rule_id)
 
     def _form(self, environ: Environ) -> dict[str, list[str]]:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.server.activity import Activity, RuleHits
-from classifier.server.explain_budget import ExplainBudget
-from classifier.server.explainer import Explainer
+from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.holder import RulesetHolder
 from classifier.server.shadow import Shadow
 from classifier.server.unknowns import UnknownSample

@@ -19,7 +19,7 @@ from classifier import load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
-from classifier.server.explainer import Explainer, ExplainerFailedError
+from classifier.server.explain.process import Explainer, ExplainerFailedError
 from tests.support import BUNDLED_RULES, ROOT, MakeRuleset, wait_for
 
 OTHER_RULES = """\

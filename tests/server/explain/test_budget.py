@@ -7,7 +7,7 @@ import time
 import pytest
 
 from classifier import limits
-from classifier.server.explain_budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explain.budget import ExplainBudget, ExplainRefusedError
 
 
 def _burn(seconds: float) -> None:

@@ -8,15 +8,18 @@ a token bucket in CPU seconds, refilled at that share of wall time and
 charged with the thread CPU time each explanation really took. A call that
 finds the slot taken, or the bucket spent, is refused at once with a reason
 saying which and when to retry; nothing waits here, but the server holds
-back that connection's next calls until then (`lanes.Holds`).
+back that connection's next calls until then (`rpc.holdback`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Iterator
 
 from classifier import limits
+from classifier.server.token_bucket import TokenBucket
 
 
 class ExplainRefusedError(Exception):
@@ -41,7 +44,8 @@ SPENT = (
 
 class ExplainBudget:
     """Take a slot with `take()` (ExplainRefusedError when there is none), give it back with
-    `give()` from the same thread: what the thread spent in between is charged."""
+    `give()` from the same thread: what the thread spent in between is charged, with what
+    `charge()` added (CPU spent for it in the explaining process). `slot()` is the pair."""
 
     def __init__(
         self,
@@ -53,21 +57,14 @@ class ExplainBudget:
         self.share = share
         self.burst = burst
         self._slots = threading.BoundedSemaphore(at_once)
-        self._lock = threading.Lock()
-        self._credit = burst
-        self._refilled = time.monotonic()
+        self._cpu = TokenBucket(share, burst)
+        """CPU seconds, refilled at `share` of wall time."""
         self._started = threading.local()
 
-    def _refill(self, now: float) -> None:
-        self._credit = min(self.burst, self._credit + (now - self._refilled) * self.share)
-        self._refilled = now
-
     def take(self) -> None:
-        with self._lock:
-            self._refill(time.monotonic())
-            if self._credit <= 0:
-                wait = -self._credit / self.share if self.share > 0 else float("inf")
-                raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait), wait)
+        if self._cpu.level <= 0:
+            wait = self._cpu.wait()
+            raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait), wait)
         if not self._slots.acquire(blocking=False):
             raise ExplainRefusedError(BUSY.format(n=self.at_once), limits.HOLD_MIN_SECONDS)
         self._started.cpu = time.thread_time()
@@ -81,14 +78,19 @@ class ExplainBudget:
         spent = time.thread_time() - getattr(self._started, "cpu", time.thread_time())
         spent += getattr(self._started, "extra", 0.0)
         self._started.extra = 0.0
-        with self._lock:
-            self._refill(time.monotonic())
-            self._credit -= spent
+        self._cpu.charge(spent)
         self._slots.release()
+
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """`take()` (raising ExplainRefusedError before the block runs), then `give()`."""
+        self.take()
+        try:
+            yield
+        finally:
+            self.give()
 
     @property
     def credit(self) -> float:
         """CPU seconds explanations may still spend now (negative: in debt, refusing)."""
-        with self._lock:
-            self._refill(time.monotonic())
-            return self._credit
+        return self._cpu.level
