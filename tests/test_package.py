@@ -133,6 +133,23 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
 
 
+def test_the_installed_console_renders_its_templates(installed: Installed) -> None:
+    """The console's templates load from the installed package (Jinja2 and MarkupSafe came
+    with the serving install) and escape what is put into them."""
+    out = installed.run(
+        str(installed.venv / "bin" / "python"),
+        "-c",
+        "from classifier.server.web.pages import environment, refused_page; "
+        "env = environment(); print(env.get_template('page.html').filename); "
+        "print(refused_page('404 Not Found', '<script>x</script>'))",
+    )
+    assert out.returncode == 0, out.stderr
+    filename, page = out.stdout.split("\n", 1)
+    assert filename.startswith(str(installed.venv / "lib"))
+    assert "<p>&lt;script&gt;x&lt;/script&gt;</p>" in page
+    assert "<section class=refused><h2>404 Not Found</h2>" in page
+
+
 def test_the_sdist_carries_the_library_as_rules(installed: Installed) -> None:
     with tarfile.open(installed.sdist) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
