@@ -35,6 +35,7 @@ from classifier.server.web.queries import (
     select_rules,
     shown_file,
 )
+from classifier.unknowns.cluster import Cluster
 from classifier.unknowns.report import Assessed, example_line, headline, ruleset_lines, when
 
 MAX_DIAGNOSTICS_SHOWN = 1000
@@ -140,11 +141,12 @@ def chart(minutes: Sequence[MinuteShare], width: int = 720, height: int = 160) -
     )
 
 
-def _example_lines(cluster: Any) -> str:
+def _example_lines(cluster: Cluster) -> str:
     return "\n".join(example_line(e) for e in cluster.examples)
 
 
-def _near_lines(assessed: Assessed, ruleset: Any) -> str:
+def _near_lines(assessed: Assessed, ruleset: Ruleset | None) -> str:
+    """A cluster's near misses and coverage, as `classifier unknowns` prints them."""
     return "\n".join(ruleset_lines(assessed, ruleset, ""))
 
 
