@@ -99,6 +99,9 @@ def test_make_run_on_a_fresh_clone_serves_with_the_runtime_dependencies_only(
         took = time.monotonic() - started
         with urllib.request.urlopen(f"http://{admin}/metrics", timeout=10) as metrics:
             assert metrics.status == 200
+        with urllib.request.urlopen(f"http://{admin}/console", timeout=30) as console:
+            assert console.status == 200  # its templates and Jinja2 came with the serving install
+            assert "<section id=rules>" in console.read().decode()
         listed = subprocess.run(
             [str(venv / "bin" / "python"), "-m", "pip", "list", "--format", "json"],
             capture_output=True,

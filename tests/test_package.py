@@ -119,8 +119,27 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     schemas = {p.name for p in (ROOT / "classifier" / "schemas").glob("*.json")}
     assert schemas
     assert {f"classifier/schemas/{s}" for s in schemas} <= names
-    assert "classifier/server/console.css" in names  # the console's only asset
+    assert "classifier/server/web/console.css" in names  # the console's only asset
+    templates = ROOT / "classifier" / "server" / "web" / "templates"
+    assert {f"classifier/server/web/templates/{t.name}" for t in templates.glob("*.html")} <= names
     assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
+
+
+def test_the_installed_console_renders_its_templates(installed: Installed) -> None:
+    """The console's templates load from the installed package (Jinja2 and MarkupSafe came
+    with the serving install) and escape what is put into them."""
+    out = installed.run(
+        str(installed.venv / "bin" / "python"),
+        "-c",
+        "from classifier.server.web.pages import environment, refused_page; "
+        "env = environment(); print(env.get_template('page.html').filename); "
+        "print(refused_page('404 Not Found', '<script>x</script>'))",
+    )
+    assert out.returncode == 0, out.stderr
+    filename, page = out.stdout.split("\n", 1)
+    assert filename.startswith(str(installed.venv / "lib"))
+    assert "<p>&lt;script&gt;x&lt;/script&gt;</p>" in page
+    assert "<section class=refused><h2>404 Not Found</h2>" in page
 
 
 def test_the_sdist_carries_the_library_as_rules(installed: Installed) -> None:

@@ -27,8 +27,6 @@ import classifier
 from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.admin import AdminServer
-from classifier.server.console import Console, Sources
 from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
@@ -63,6 +61,9 @@ from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import Observer
 from classifier.server.rpc.tls import TlsFiles
 from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
+from classifier.server.web.admin import AdminServer
+from classifier.server.web.console import Console
+from classifier.server.web.queries import Sources
 
 
 @dataclass(frozen=True)

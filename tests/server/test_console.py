@@ -19,6 +19,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -27,31 +28,23 @@ import grpc
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
 
-from classifier import load_ruleset
+from classifier import descriptor_from_data, load_ruleset
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.codes import Code
+from classifier.engine.evaluate import classify
 from classifier.errors import Diagnostic
 from classifier.location import Location
-from classifier.server.console import (
-    CSP,
-    MAX_PER_PAGE,
-    Console,
-    Html,
-    PageBudget,
-    RuleQuery,
-    Sources,
-    esc,
-    h,
-    join,
-    reload_section,
-    select_rules,
-    share_chart,
-)
 from classifier.server.explain.budget import ExplainBudget
 from classifier.server.explain.process import Explainer
 from classifier.server.observers.activity import Activity, RuleHits
+from classifier.server.observers.metrics import Metrics
+from classifier.server.observers.shadow import Shadow
+from classifier.server.observers.unknown_sample import UnknownSample
 from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.web.console import CSP, Console
+from classifier.server.web.pages import environment, reload_section, share_chart
+from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -488,16 +481,148 @@ def test_a_screenshot_of_the_page_is_kept(served: Served, tab: Watched) -> None:
 # in process: rendering, escaping, paging, limits ------------------------------------------
 
 
-def test_every_value_put_into_markup_is_escaped_and_markup_is_not_escaped_twice() -> None:
-    assert esc(HOSTILE) == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
-    assert esc("it's") == "it&#x27;s"
-    inner = h("<b>{}</b>", "<i>")
-    assert inner == "<b>&lt;i&gt;</b>"
-    assert isinstance(inner, Html)
-    assert h("<p>{x}</p>", x=inner) == "<p><b>&lt;i&gt;</b></p>"
-    assert h("{:.1%} {:>3}", 0.25, 7) == "25.0%   7"
-    assert join(["<a>", Html("<br>")]) == "&lt;a&gt;<br>"
-    assert h("<a href='{}'>", "x' onclick='alert(1)") == "<a href='x&#x27; onclick=&#x27;alert(1)'>"
+WEB = ROOT / "classifier" / "server" / "web"
+
+
+def test_markup_comes_only_from_the_templates_and_every_value_is_escaped() -> None:
+    """The guard rests on autoescape: on for every template, never switched off in one, and
+    no markup made in Python (a Markup() call would mark a string safe unescaped)."""
+    env = environment()
+    assert env.autoescape is True
+    hostile = "x' onclick='alert(1)"
+    made = env.from_string("<a href='{{ v }}'>{{ v }}</a>{{ m }}").render(v=HOSTILE, m=hostile)
+    assert made == (
+        "<a href='&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;'>"
+        "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</a>x&#39; onclick=&#39;alert(1)"
+    )
+    templates = sorted((WEB / "templates").glob("*.html"))
+    assert {t.name for t in templates} == set(env.list_templates())
+    for template in templates:
+        source = template.read_text()
+        assert "|safe" not in source.replace(" ", ""), template
+        assert "autoescape" not in source, template
+    for module in WEB.glob("*.py"):
+        assert "Markup(" not in module.read_text(), module
+
+
+class _Tags(HTMLParser):
+    """Every element and attribute of a page, and its text as a reader sees it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.attributes: list[tuple[str, str]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.attributes += [(name, value or "") for name, value in attrs]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def _parsed(page: str) -> _Tags:
+    tags = _Tags()
+    tags.feed(page)
+    tags.close()
+    return tags
+
+
+ATTRIBUTE = "x' onclick='alert(1)' a='"
+"""A value that would leave a single-quoted attribute, were it not escaped."""
+MARKUP_FOLDER = "<img src=x onerror=alert(9)>"
+"""A folder name may hold markup (no slash): a layer's source shows it."""
+
+
+def test_hostile_strings_are_escaped_in_every_page_that_shows_one(tmp_path: Path) -> None:
+    """Each page with a hostile rule description and condition, diagnostic, layer source,
+    Unknown type and message, shadow example, filter, rule id and descriptor: none of them
+    becomes an element or an attribute, and each is shown as text."""
+    serving = write_folder(tmp_path / MARKUP_FOLDER / "serving", serving_files())
+    team = write_folder(
+        tmp_path / "team",
+        {"ruleset.yaml": f"name: team\nversion: 2.0.0\nbase:\n  - path: {serving}\n"}
+        | {"team.yaml": TEAM_RULES},
+    )
+    candidate = write_folder(
+        tmp_path / "candidate",
+        {
+            **serving_files(),
+            "ruleset.yaml": "name: next\nversion: 1.1.0\n",
+            "team.yaml": TEAM_RULES.replace("ToolError", "Timeout"),
+        },
+    )
+    active, shadowed = RulesetHolder(load_ruleset(team)), RulesetHolder(load_ruleset(candidate))
+    where = Location(f"/r/{MARKUP_FOLDER}.yaml", 3, 5)
+    active.last_reload = ReloadStatus(
+        ReloadResult.failed,
+        "2026-12-01T00:00:00Z",
+        "signal",
+        (Diagnostic(Code.duplicate_rule_id, f"id {HOSTILE} twice", where),),
+        "x",
+    )
+    metrics, activity = Metrics(), Activity()
+    sample, shadow = UnknownSample(metrics), Shadow(shadowed, metrics)
+    message = '<script>alert("rule")</script>'
+    for descriptor in (
+        descriptor_from_data({"type": HOSTILE, "origin": "tool", "message": MARKUP_FOLDER}),
+        descriptor_from_data({"type": "a.B", "origin": "tool", "message": message}),
+    ):
+        answer = classify(active.current, descriptor)
+        activity.classified(descriptor, answer)
+        shadow.classified(descriptor, answer)
+        sample.add(0.0, descriptor, answer)
+    explainer = Explainer()
+    console = Console(
+        Sources(active, activity, ExplainBudget(), explainer, 10_000, shadowed, sample, shadow)
+    )
+    console.budget.rate = 1e9  # every page at once
+    query = urllib.parse.urlencode({"q": ATTRIBUTE + HOSTILE})
+    forms = [{"descriptor": json.dumps({"type": HOSTILE}), "rule": ATTRIBUTE + HOSTILE}]
+    forms.append({"descriptor": f"type: a.B\norigin: tool\nmessage: '{HOSTILE}'"})
+    forms.append({"descriptor": HOSTILE})  # not a descriptor: the violations, and the form
+    try:
+        shown = {
+            "overview": _call(console, "GET", "/console"),
+            "filtered": _call(console, "GET", "/console", env={"QUERY_STRING": query}),
+            "rule": _call(console, "GET", "/console/rule", env={"QUERY_STRING": "id=team.hostile"}),
+            "no such rule": _call(
+                console, "GET", "/console/rule", env={"QUERY_STRING": f"id={HOSTILE}"}
+            ),
+            **{
+                f"explain {i}": _call(
+                    console, "POST", "/console/explain", urllib.parse.urlencode(form).encode()
+                )
+                for i, form in enumerate(forms)
+            },
+        }
+    finally:
+        explainer.close()
+    expected = {
+        "overview": [HOSTILE, MARKUP_FOLDER, json.dumps(message)],  # the shadow's example
+        "filtered": [],
+        "rule": [
+            '<script>alert("description")</script> & <b>not bold</b>',
+            r'message: <script>alert\("rule"\)</script>',
+        ],
+        "no such rule": [HOSTILE],
+        "explain 0": [f"has no rule {ATTRIBUTE + HOSTILE!r}", json.dumps({"type": HOSTILE})],
+        "explain 1": ["Explained under team 2.0.0", HOSTILE],
+        "explain 2": ["Not a valid descriptor", HOSTILE],
+    }
+    for name, (status, _, page) in shown.items():
+        tags = _parsed(page)
+        assert not {"script", "img"} & set(tags.tags), name
+        assert not [a for a, _ in tags.attributes if a.startswith("on") or a == "a"], name
+        text = "".join(tags.text)
+        for value in expected[name]:
+            assert value in text, (name, value)
+        assert status.startswith("404" if name == "no such rule" else "200"), (name, status)
+    filtered = _parsed(shown["filtered"][2]).attributes
+    assert ("value", ATTRIBUTE + HOSTILE) in filtered  # the filter, whole, in its own field
+    rule_field = _parsed(shown["explain 0"][2]).attributes
+    assert ("value", ATTRIBUTE + HOSTILE) in rule_field
 
 
 def test_a_failed_reload_lists_every_diagnostic_escaped() -> None:
@@ -598,16 +723,6 @@ def test_hits_counted_from_many_threads_add_up() -> None:
         t.join()
     assert activity.hits()["probe"].count == 400_000
     assert sum(m.answers for m in activity.last_hour()) == 400_000
-
-
-def test_the_page_budget_refuses_past_its_rate_and_refills() -> None:
-    now = [0.0]
-    budget = PageBudget(5.0, 20, clock=lambda: now[0])
-    assert sum(budget.take() for _ in range(30)) == 20
-    now[0] = 1.0
-    assert sum(budget.take() for _ in range(30)) == 5
-    now[0] = 100.0
-    assert sum(budget.take() for _ in range(30)) == 20
 
 
 def _call(

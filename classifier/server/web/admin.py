@@ -7,7 +7,7 @@
                      200 with each ruleset's reload status as JSON, 500 when one failed
     GET  /-/unknowns the live sample of Unknowns as JSON Lines in the decision-log shape
                      (the newest redacted descriptor per failure, with `"seen": N`)
-    GET  /console    the operator console, a read-only page (classifier.server.console);
+    GET  /console    the operator console, read-only pages (classifier.server.web.console);
                      `/` leads there
 
 Kept off the gRPC port so that scraping and probing never compete with
@@ -20,7 +20,7 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -28,13 +28,12 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from classifier.server.serving_ruleset import ReloadStatus
+from classifier.server.web.routes import Environ, Reply, Route, Router, WsgiApp, replying, text
 
 IDLE_SECONDS = 5.0
 Ready = Callable[[], bool]
 Reload = Callable[[str], Mapping[str, ReloadStatus]]
 Sample = Callable[[], str]
-WsgiApp = Callable[[dict[str, Any], "StartResponse"], Iterable[bytes]]
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -83,49 +82,48 @@ def admin_app(
     reload: Reload | None,
     unknowns: Sample | None = None,
     console: WsgiApp | None = None,
-) -> Any:
-    """The WSGI application behind the side port."""
-    metrics = make_wsgi_app(registry)
+) -> WsgiApp:
+    """The WSGI application behind the side port: its route table."""
 
-    def reply(start: StartResponse, status: str, body: str, kind: str) -> Iterable[bytes]:
-        data = body.encode()
-        start(status, [("Content-Type", kind), ("Content-Length", str(len(data)))])
-        return [data]
+    def healthy(_: Environ) -> Reply:
+        return text("200 OK", "healthy\n")
 
-    def app(environ: dict[str, Any], start: StartResponse) -> Iterable[bytes]:
-        path, method = environ.get("PATH_INFO", ""), environ.get("REQUEST_METHOD", "GET")
-        text = "text/plain; charset=utf-8"
-        if path == "/metrics":
-            result: Iterable[bytes] = metrics(environ, start)
-            return result
-        if console is not None and (path == "/console" or path.startswith("/console/")):
-            return console(environ, start)
-        if console is not None and path == "/":
-            start("302 Found", [("Location", "/console"), ("Content-Length", "0")])
-            return [b""]
-        if path == "/-/healthy":
-            return reply(start, "200 OK", "healthy\n", text)
-        if path == "/-/ready":
-            if ready():
-                return reply(start, "200 OK", "ready\n", text)
-            return reply(start, "503 Service Unavailable", "shutting down\n", text)
-        if path == "/-/unknowns":
-            if unknowns is None:
-                return reply(start, "404 Not Found", "the live Unknown sample is off\n", text)
-            return reply(start, "200 OK", unknowns(), "application/x-ndjson; charset=utf-8")
-        if path == "/-/reload":
-            if reload is None:
-                disabled = "reload endpoint disabled (--enable-reload-endpoint)\n"
-                return reply(start, "403 Forbidden", disabled, text)
-            if method != "POST":
-                return reply(start, "405 Method Not Allowed", "use POST\n", text)
-            statuses = reload("admin")
-            code = "200 OK" if all(s.ok for s in statuses.values()) else "500 Internal Server Error"
-            body = json.dumps({role: _status_dict(s) for role, s in statuses.items()}, indent=2)
-            return reply(start, code, body + "\n", "application/json")
-        return reply(start, "404 Not Found", "not found\n", text)
+    def readiness(_: Environ) -> Reply:
+        if ready():
+            return text("200 OK", "ready\n")
+        return text("503 Service Unavailable", "shutting down\n")
 
-    return app
+    def sample(_: Environ) -> Reply:
+        if unknowns is None:
+            return text("404 Not Found", "the live Unknown sample is off\n")
+        return text("200 OK", unknowns(), "application/x-ndjson; charset=utf-8")
+
+    def reloaded(_: Environ) -> Reply:
+        assert reload is not None
+        statuses = reload("admin")
+        code = "200 OK" if all(s.ok for s in statuses.values()) else "500 Internal Server Error"
+        body = json.dumps({role: _status_dict(s) for role, s in statuses.items()}, indent=2)
+        return text(code, body + "\n", "application/json")
+
+    def reload_disabled(_: Environ) -> Reply:
+        return text("403 Forbidden", "reload endpoint disabled (--enable-reload-endpoint)\n")
+
+    routes = [
+        Route("/metrics", make_wsgi_app(registry)),
+        Route("/-/healthy", replying(healthy)),
+        Route("/-/ready", replying(readiness)),
+        Route("/-/unknowns", replying(sample)),
+        Route("/-/reload", replying(reloaded), frozenset({"POST"}))
+        if reload is not None
+        else Route("/-/reload", replying(reload_disabled)),
+    ]
+    if console is not None:
+        home = Reply("302 Found", b"", headers=(("Location", "/console"),))
+        routes += [
+            Route("/console", console, under=True),
+            Route("/", replying(lambda _: home)),
+        ]
+    return Router(routes, lambda refused: text(refused.status, refused.message + "\n"))
 
 
 class AdminServer:
