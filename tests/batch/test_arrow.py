@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from classifier import Ruleset
 from classifier.answer import Classification
-from classifier.batch import arrow
+from classifier.batch import arrow, checks, distinct
 from classifier.batch.arrow import (
     ANSWER_COLUMNS,
     BatchSchemaError,
@@ -408,7 +408,7 @@ def test_rows_deduplicated_by_arrow_get_what_each_row_gets_alone(
 def test_the_column_checks_strip_what_str_strip_strips() -> None:
     """A name the column checks find unpadded is one str.strip() leaves alone."""
     spaces = "".join(chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace())
-    assert spaces == arrow._WHITESPACE
+    assert spaces == checks._WHITESPACE
 
 
 def _decoded_as_built(rows: list[dict[str, Any]]) -> None:
@@ -464,7 +464,7 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
     planted among them still named as build_descriptor names them."""
     base = [struct_row(d) for d in public_descriptors()]
     rows = []
-    for i in range(4 * arrow.SAMPLE_ROWS + 100):
+    for i in range(4 * distinct.SAMPLE_ROWS + 100):
         row = {**base[i % len(base)], "attributes": [("n", str(i))]}
         if i % 997 == 0:
             row["type"] = " padded.Type "
@@ -474,7 +474,7 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
             row["attributes"] = [("n", "v" * 4097)]
         rows.append(row)
     table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
-    assert arrow._looks_distinct(
+    assert distinct.looks_distinct(
         dict(
             zip(
                 DESCRIPTOR.names,
