@@ -266,7 +266,7 @@ def _attributes_ok(attributes: Mapping[str, str]) -> bool:
     )
 
 
-def well_formed(row: Row, *, proven: bool = False) -> Descriptor | None:
+def well_formed(row: Row, proven: bool = False) -> Descriptor | None:
     """The fast path: the normalised descriptor when nothing is wrong with the row, else None.
 
     Nearly every descriptor is well formed; this checks all limits at once

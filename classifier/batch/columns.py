@@ -55,6 +55,7 @@ from classifier.descriptor import (
     Descriptor,
     FieldKind,
     descriptor_from_row,
+    well_formed,
 )
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.source.descriptor_file import descriptor_from_data
@@ -327,6 +328,13 @@ def _decode_rows(
         column, bad = _READERS[f.kind](arr, label)
         values.append(column)
         unreadable |= bad
+    suspect = unreadable or nulls is not None
+    refused = unproven(columns, n)
+    if distinct and not suspect:  # the common case: no row kept as a tuple, none looked into
+        everyone = list(range(n))
+        straight = zip(*values, strict=True)
+        built = _built(straight, _proven(refused, everyone), lambda i: tuple(c[i] for c in values))
+        return Decoded(everyone, built, everyone)
     keys: Iterable[tuple[Any, ...]] = zip(*values, strict=True)
     if nulls is not None:
         keys = (_NULL_ROW if null else key for key, null in zip(keys, nulls, strict=True))
@@ -342,27 +350,47 @@ def _decode_rows(
         for i, r in enumerate(rows):
             if first[r] < 0:
                 first[r] = i
-    refused = unproven(columns, n)
-    if refused is None or len(refused) == len(unique):
-        proven = [False] * len(unique)
-    else:
-        proven = [i not in refused for i in first] if refused else [True] * len(unique)
-    return Decoded(rows, _built(unique, proven, unreadable or nulls is not None), first)
+    proven = _proven(refused, first)
+    if suspect:
+        return Decoded(rows, _looked_into(unique, proven), first)
+    return Decoded(rows, _built(unique, proven, unique.__getitem__), first)
+
+
+def _proven(refused: set[int] | None, first: list[int]) -> list[bool]:
+    """Whether the column checks proved each row's names good (`refused` the rows they did
+    not, None for none proven), the rows given by their first place in the batch."""
+    if refused is None or len(refused) == len(first):
+        return [False] * len(first)
+    return [i not in refused for i in first] if refused else [True] * len(first)
 
 
 def _built(
-    rows: list[tuple[Any, ...]], proven: list[bool], suspect: bool
+    rows: Iterable[tuple[Any, ...]], proven: list[bool], row: Callable[[int], tuple[Any, ...]]
 ) -> list[Descriptor | DescriptorError]:
-    """Each row's descriptor, or the DescriptorError naming what is wrong with it.
+    """Each row's descriptor, or the DescriptorError naming what is wrong with it, for rows
+    that are neither null nor hold a value that could not be read.
 
-    `proven[i]` says whether the column checks proved row i's names good
-    (`classifier.batch.checks`); `suspect` whether any row may be null or hold
-    a value that could not be read (a _Bad): only then is each row looked into.
+    Every row goes through the row constructor's fast path in one `map` (a
+    batch of distinct rows is mostly this); the few it refuses are fetched
+    again (`row(i)`) and named field by field.
     """
+    built: list[Any] = list(map(well_formed, rows, proven))
+    for i in [i for i, d in enumerate(built) if d is None]:
+        try:
+            built[i] = descriptor_from_row(row(i), PREFIX)
+        except DescriptorError as exc:
+            built[i] = exc
+    return built
+
+
+def _looked_into(
+    rows: list[tuple[Any, ...]], proven: list[bool]
+) -> list[Descriptor | DescriptorError]:
+    """`_built` for rows of which any may be null or hold a value that could not be read."""
     built: list[Descriptor | DescriptorError] = []
     add = built.append
     for row, ok in zip(rows, proven, strict=True):
-        if suspect and (row is _NULL_ROW or _unreadable(row)):
+        if row is _NULL_ROW or _unreadable(row):
             add(_checked(row))
             continue
         try:
