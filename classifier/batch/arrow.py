@@ -38,6 +38,7 @@ from classifier.batch.columns import (
     JsonColumn,
     NoDescriptorColumnError,
     StructColumn,
+    collector_paused,
     decode,
     infer_mapping,
 )
@@ -103,5 +104,6 @@ def classify_batch(
         raise BatchSchemaError(
             f"the batch already has a column {taken[0]!r}; give the answer columns a prefix"
         )
-    coded = answer_codes(decode(data, mapping), table)
+    with collector_paused():
+        coded = answer_codes(decode(data, mapping), table)
     return append_answers(data, table, coded, prefix)

@@ -157,19 +157,20 @@ class Decoded:
 def decode(data: Batch, mapping: ColumnMapping | None = None) -> Decoded:
     """Read every row's descriptor, once per distinct row."""
     mapping = mapping if mapping is not None else infer_mapping(data.schema)
-    with _collector_paused():
+    with collector_paused():
         return _decode(data, mapping)
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector off while a batch's descriptors are built.
+def collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while a batch's descriptors are built (and classified).
 
     Every row makes a few containers that live on (its tuple, the
     descriptor, its attributes), so the collector would run over and over
     and, as they pile up, walk the whole heap: half the cost of reading a
     batch of distinct rows. Nothing built here makes a cycle, so nothing
-    waits for it; it is on again (if it was on) as soon as the batch is read.
+    waits for it; it is on again (if it was on) as soon as the batch is read,
+    or (`classify_batch`) classified, the engine making no cycles either.
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -474,8 +475,13 @@ def _code(arr: Array, label: str) -> Read:
 
 
 def _per_row(arr: Array, offsets: list[int], items: list[Any]) -> list[Any]:
-    """items regrouped into one tuple per row of the list array (a null list is empty)."""
-    out: list[Any] = [tuple(items[a:b]) for a, b in itertools.pairwise(offsets)]
+    """items regrouped into one tuple per row of the list array (a null list is empty).
+
+    Sliced out of one tuple: a slice of a tuple is a tuple, made in one step, and an
+    empty one is the shared `()`.
+    """
+    whole = tuple(items)
+    out: list[Any] = [whole[a:b] for a, b in itertools.pairwise(offsets)]
     if arr.null_count:
         out = [() if null else v for v, null in zip(out, arr.is_null().to_pylist(), strict=True)]
     return out
