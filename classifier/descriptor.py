@@ -77,7 +77,6 @@ CAUSE_FIELDS: tuple[DescriptorField, ...] = tuple(f for f in FIELDS if f.in_caus
 """A cause's fields, in the order of `Cause`'s and `CauseInput`'s."""
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
 CAUSE_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in CAUSE_FIELDS)
-BY_NAME: dict[str, DescriptorField] = {f.name: f for f in FIELDS}
 
 NAME_LIMITS: dict[FieldKind, int] = {
     "type": limits.MAX_TYPE_NAME_CHARS,

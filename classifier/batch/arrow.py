@@ -71,16 +71,15 @@ __all__ = [
 
 def answer_codes(decoded: Decoded, table: AnswerTable) -> Coded:
     """Classify each distinct descriptor once; spread the codes and errors over the rows."""
-    ruleset = table.ruleset
-    codes: list[int | None] = []
-    errors: list[str | None] = []
-    for d in decoded.distinct:
+    ruleset, code = table.ruleset, table.code
+    n = len(decoded.distinct)
+    codes: list[int | None] = [None] * n
+    errors: list[str | None] = [None] * n
+    for i, d in enumerate(decoded.distinct):
         if isinstance(d, Descriptor):
-            codes.append(table.code(classify(ruleset, d)))
-            errors.append(None)
+            codes[i] = code(classify(ruleset, d))
         else:
-            codes.append(None)
-            errors.append(str(d))
+            errors[i] = str(d)
     rows = pa.array(decoded.rows, pa.int32())
     return Coded(pa.array(codes, pa.int32()).take(rows), pa.array(errors, pa.string()).take(rows))
 
