@@ -25,8 +25,8 @@ _WHITESPACE = (
 )
 """The characters `str.strip()` removes (those `str.isspace()` is true of)."""
 
-_NAME_LIMITS = {f.name: NAME_LIMITS[f.kind] for f in FIELDS if f.kind in ("type", "code", "label")}
-"""The single names checked, and their limits: type, code, language and provider."""
+_SINGLE_NAMES = frozenset({"type", "code", "label"})
+"""The kinds of field that hold one name (type, code, language, provider)."""
 
 
 def unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
@@ -40,23 +40,22 @@ def unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
     """
     try:
         rows: set[int] = set()
-        for name, limit in _NAME_LIMITS.items():
-            arr = columns.get(name)
-            if arr is not None and not pa.types.is_null(arr.type):
+        for f in FIELDS:
+            arr = columns.get(f.name)
+            if arr is None or pa.types.is_null(arr.type):
+                if f.kind == "type":
+                    return None
+            elif f.kind in _SINGLE_NAMES:
                 if pa.types.is_integer(arr.type):  # a numeric code: digits, never too long
                     continue
-                rows |= rows_of(_bad_text(arr, limit, required=name == "type"))
-            elif name == "type":
-                return None
-        supers = columns.get("supertypes")
-        if supers is not None and not pa.types.is_null(supers.type):
-            rows |= rows_of(longer(supers, limits.MAX_SUPERTYPES))
-            offsets, flat = list_spans(supers)
-            bad = _bad_text(flat, limits.MAX_TYPE_NAME_CHARS, required=True)
-            rows |= _rows_of_items(bad, offsets)
-        attrs = columns.get("attributes")
-        if attrs is not None and not pa.types.is_null(attrs.type):
-            rows |= _unproven_attributes(attrs)
+                rows |= rows_of(_bad_text(arr, NAME_LIMITS[f.kind], required=f.kind == "type"))
+            elif f.kind == "type_names":
+                rows |= rows_of(longer(arr, limits.MAX_SUPERTYPES))
+                offsets, flat = list_spans(arr)
+                bad = _bad_text(flat, NAME_LIMITS[f.kind], required=True)
+                rows |= _rows_of_items(bad, offsets)
+            elif f.kind == "attributes":
+                rows |= _unproven_attributes(arr)
     except KERNEL_ERRORS:
         return None
     return rows
