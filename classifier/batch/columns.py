@@ -44,7 +44,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic_core import PydanticCustomError
 
-from classifier.batch.arrays import Array, Batch, is_list, is_text, list_offsets, list_spans
+from classifier.batch.arrays import (
+    KERNEL_ERRORS,
+    Array,
+    Batch,
+    is_list,
+    is_text,
+    list_offsets,
+    list_spans,
+)
+from classifier.batch.arrays import kernels as _kernels
 from classifier.batch.checks import longer, rows_of, unproven
 from classifier.batch.distinct import looks_distinct, row_keys
 from classifier.descriptor import (
@@ -463,8 +472,39 @@ def _text(arr: Array, label: str) -> Read:
         return [""] * len(arr), False
     if not is_text(arr.type):
         raise _wrong(label, arr.type, "a string")
+    return _strings(arr, ""), False
+
+
+def _strings(arr: Array, null: str | None) -> list[Any]:
+    """A text column's values (`null` for a null), each distinct one a single str shared by
+    the rows that hold it.
+
+    Real columns repeat their values (type names, codes, labels, messages),
+    even where no two rows are equal: Arrow's hash kernel finds the distinct
+    values, only those become Python strings, and a string shared is hashed
+    once where the engine looks it up. A column of mostly distinct values is
+    read as it is.
+    """
+    if len(arr) >= _SHARE_FROM:
+        try:
+            encoded = cast(
+                "pa.DictionaryArray[Any, Any]",
+                arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr),
+            )
+        except KERNEL_ERRORS:
+            encoded = None
+        if encoded is not None and 2 * len(encoded.dictionary) <= len(arr):
+            words: list[Any] = [*encoded.dictionary.to_pylist(), null]
+            indices = encoded.indices
+            if indices.null_count:
+                indices = _kernels.fill_null(indices, len(words) - 1)
+            return list(map(words.__getitem__, cast(list[int], indices.to_pylist())))
     values = arr.to_pylist()
-    return (["" if v is None else v for v in values] if arr.null_count else values), False
+    return [null if v is None else v for v in values] if arr.null_count else values
+
+
+_SHARE_FROM = 64
+"""The shortest column `_strings` looks for repeated values in."""
 
 
 def _code(arr: Array, label: str) -> Read:
@@ -495,9 +535,7 @@ def _names(arr: Array, label: str) -> Read:
     if item is None or not (is_text(item) or pa.types.is_null(item)):
         raise _wrong(label, arr.type, "a list of strings")
     offsets, flat = list_spans(arr)
-    values = [""] * len(flat) if pa.types.is_null(flat.type) else flat.to_pylist()
-    if flat.null_count:
-        values = ["" if v is None else v for v in values]
+    values = [""] * len(flat) if pa.types.is_null(flat.type) else _strings(flat, "")
     return _per_row(arr, offsets, values), False
 
 
@@ -559,8 +597,8 @@ def _attributes(arr: Array, label: str) -> Read:
     if pa.types.is_map(t) and is_text(t.key_type) and is_text(t.item_type):
         offsets, start = list_offsets(arr)
         maps = cast("pa.MapArray[Any, Any]", arr)
-        keys = maps.keys.slice(start, offsets[-1]).to_pylist()
-        items = maps.items.slice(start, offsets[-1]).to_pylist()
+        keys = _strings(maps.keys.slice(start, offsets[-1]), None)
+        items = _strings(maps.items.slice(start, offsets[-1]), None)
         nulls = bool(maps.keys.null_count or maps.items.null_count)
         return _checked_pairs(arr, offsets, list(zip(keys, items, strict=True)), nulls)
     if pa.types.is_struct(t) and all(is_text(t.field(i).type) for i in range(t.num_fields)):

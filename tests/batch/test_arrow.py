@@ -486,3 +486,30 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
         len(rows),
     )
     _decoded_as_built(rows)
+
+
+def test_repeated_and_null_values_in_a_long_column_are_read_as_each_row_alone() -> None:
+    """Past the length where a column's repeated values are read once and shared, every row
+    (null names, codes, messages and attribute values among them) is read as it is alone."""
+    rows: list[dict[str, Any]] = [
+        {
+            "type": ["a.B", " a.B", "c.D", ""][i % 4],
+            "supertypes": [["x.Y", None], ["x.Y"], []][i % 3],
+            "code": [None, "E1", "E1 "][i % 3],
+            "message": [None, "m", f"m{i}"][i % 3],
+            "language": ["Java", None][i % 2],
+            "provider": "openai",
+            "attributes": [[("k", "v")], [("k", None)], [("n", str(i % 7))]][i % 3],
+        }
+        for i in range(300)
+    ]
+    table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
+    together = arrow.decode(table)
+    for i in range(len(rows)):
+        alone = arrow.decode(table.slice(i, 1))
+        got, want = together.distinct[together.rows[i]], alone.distinct[alone.rows[0]]
+        if isinstance(want, DescriptorError):
+            assert isinstance(got, DescriptorError), (rows[i], got)
+            assert got.violations == want.violations
+        else:
+            assert got == want, rows[i]
