@@ -1,22 +1,90 @@
 """The exception descriptor a runtime sends, normalised once before matching.
 
-`build_descriptor` is the way in: the server's proto conversion, the
-descriptor-file reader and the Python client all go through it, so every
-entry point validates and normalises the same way. The one other,
-`descriptor_from_proven`, is for the Arrow batch reader, which checks the
-limits on names a whole column at a time; it builds what `build_descriptor`
-builds (a test checks they agree) and leaves every row it refuses to it.
+`FIELDS` is the one table of a descriptor's fields (name, kind, default,
+whether a cause has it): the proto conversions, the descriptor-file format,
+the Arrow readers, the clients and the Unknowns' structural key read it
+rather than spell the fields again.
+
+Every entry point validates through one constructor, `descriptor_from_row`
+(a row is the fields' values in the table's order); `build_descriptor` is
+its keyword form. It has one fast path for well-formed input, which checks
+every limit at once and builds, and one field-by-field path that names each
+violation by its path (`descriptor.causes[2].type`) and is the authority (a
+test checks they agree). A caller that has proven a row's names good (the
+Arrow reader checks whole columns in Arrow's kernels) says so with
+`proven=True`, and the fast path skips those checks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from classifier import limits
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+
+FieldKind = Literal[
+    "type", "type_names", "http_status", "grpc_status", "origin", "code", "message", "causes",
+    "label", "attributes",
+]  # fmt: skip
+"""What a field holds, and so how it is validated and carried:
+
+- type: a type name, stripped, required, at most MAX_TYPE_NAME_CHARS
+- type_names: a list of type names (at most MAX_SUPERTYPES), each as `type`
+- http_status: 100-599, optional; grpc_status: a gRPC code 0-16, optional
+- origin: an `Origin`, by number (or, in files and tables, by name)
+- code: a provider's code, stripped, at most MAX_CODE_CHARS (a number in a file)
+- message: free text, cut to MAX_MESSAGE_CHARS, never refused
+- causes: a list of causes (at most MAX_CAUSES), each with the cause fields
+- label: a lower-case label (language, provider), at most MAX_LABEL_CHARS
+- attributes: a map of strings, MAX_ATTRIBUTES keys
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class DescriptorField:
+    """One field of the descriptor (and, if `in_cause`, of each cause)."""
+
+    name: str
+    kind: FieldKind
+    default: Any
+    """The value of a field not given, in row form (immutable; no attributes are `()`)."""
+    in_cause: bool
+
+    @property
+    def optional(self) -> bool:
+        """Whether the field may be absent (None): the proto's `optional` fields."""
+        return self.default is None
+
+
+FIELDS: tuple[DescriptorField, ...] = (
+    DescriptorField("type", "type", "", in_cause=True),
+    DescriptorField("supertypes", "type_names", (), in_cause=True),
+    DescriptorField("http_status", "http_status", None, in_cause=True),
+    DescriptorField("grpc_status", "grpc_status", None, in_cause=True),
+    DescriptorField("origin", "origin", Origin.unspecified, in_cause=False),
+    DescriptorField("code", "code", "", in_cause=True),
+    DescriptorField("message", "message", "", in_cause=True),
+    DescriptorField("causes", "causes", (), in_cause=False),
+    DescriptorField("language", "label", "", in_cause=False),
+    DescriptorField("provider", "label", "", in_cause=False),
+    DescriptorField("attributes", "attributes", (), in_cause=False),
+)
+"""The descriptor's fields, in the order of `Descriptor`'s and of a row's."""
+CAUSE_FIELDS: tuple[DescriptorField, ...] = tuple(f for f in FIELDS if f.in_cause)
+"""A cause's fields, in the order of `Cause`'s and `CauseInput`'s."""
+FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in FIELDS)
+CAUSE_FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in CAUSE_FIELDS)
+
+NAME_LIMITS: dict[FieldKind, int] = {
+    "type": limits.MAX_TYPE_NAME_CHARS,
+    "type_names": limits.MAX_TYPE_NAME_CHARS,
+    "code": limits.MAX_CODE_CHARS,
+    "label": limits.MAX_LABEL_CHARS,
+}
+"""The longest a name of each kind may be, once stripped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +106,7 @@ class Cause:
 
 @dataclass(frozen=True, slots=True)
 class Descriptor:
-    """One failure as a runtime reports it, normalised (see `build_descriptor`)."""
+    """One failure as a runtime reports it, normalised (see `descriptor_from_row`)."""
 
     type: str
     supertypes: tuple[str, ...] = ()
@@ -59,7 +127,7 @@ class Descriptor:
 
 
 class CauseInput(NamedTuple):
-    """A cause as received, before validation (a tuple: the server builds one per cause)."""
+    """A cause as received, before validation: a row of the cause fields (`CAUSE_FIELDS`)."""
 
     type: str
     supertypes: Sequence[str] = ()
@@ -67,6 +135,43 @@ class CauseInput(NamedTuple):
     grpc_status: int | None = None
     code: str = ""
     message: str = ""
+
+
+Row = Sequence[Any]
+"""A descriptor as received, before validation: its fields' values in `FIELDS` order.
+
+supertypes a sequence of strings; origin an `Origin` or its number; causes a
+sequence of cause rows (`CauseInput`, or any tuple in `CAUSE_FIELDS` order);
+attributes a mapping of strings, or key/value pairs, or None.
+"""
+
+_T = TypeVar("_T")
+
+
+def _assembler(cls: type[_T], names: Sequence[str], *, chain: bool = False) -> Callable[..., _T]:
+    """A function taking cls's fields by position (names) and returning the instance.
+
+    It sets each slot through the slot's own setter rather than through
+    cls's `__init__`: a frozen dataclass's sets every field through
+    `object.__setattr__`, which costs twice as much, and a batch of distinct
+    rows builds a descriptor per row. Generated, as dataclasses generates
+    `__init__`, so each slot is one call; `chain` sets `Descriptor.chain` as
+    its `__post_init__` does. Only for values already normalised.
+    """
+    space: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    lines = [f"def assemble({', '.join(names)}):", "    obj = _new(_cls)"]
+    for name in [*names, "chain"] if chain else names:
+        space[f"_set_{name}"] = getattr(cls, name).__set__
+        value = "(type, *supertypes)" if name == "chain" and chain else name
+        lines.append(f"    _set_{name}(obj, {value})")
+    lines.append("    return obj")
+    exec("\n".join(lines), space)  # the names are the table's, never input
+    assemble: Callable[..., _T] = space["assemble"]
+    return assemble
+
+
+_new_descriptor = _assembler(Descriptor, FIELD_NAMES, chain=True)
+_new_cause = _assembler(Cause, CAUSE_FIELD_NAMES)
 
 
 def build_descriptor(
@@ -84,78 +189,46 @@ def build_descriptor(
     attributes: Mapping[str, str] | None = None,
     field_prefix: str = "descriptor",
 ) -> Descriptor:
-    """Validate and normalise a descriptor.
+    """Validate and normalise a descriptor given by keyword (see `descriptor_from_row`).
+
+    A cause may be a CauseInput or any object with its fields as attributes
+    (another descriptor's `Cause`); supertypes and causes any iterable.
+    """
+    if isinstance(supertypes, Iterator):
+        supertypes = tuple(supertypes)
+    rows = [c if isinstance(c, tuple) else _cause_row(c) for c in causes]
+    return descriptor_from_row(
+        (type, supertypes, http_status, grpc_status, origin, code, message, rows, language,
+         provider, attributes),
+        field_prefix,
+    )  # fmt: skip
+
+
+def _cause_row(cause: Any) -> tuple[Any, ...]:
+    return tuple(getattr(cause, name) for name in CAUSE_FIELD_NAMES)
+
+
+def descriptor_from_row(
+    row: Row, field_prefix: str = "descriptor", *, proven: bool = False
+) -> Descriptor:
+    """Validate and normalise a descriptor given as a row (see `Row`).
 
     Raises DescriptorError listing every malformed field by its path, so a
     client learns all its mistakes from one answer. Names are stripped,
     language and provider lower-cased, and an over-long message is cut to
     its documented prefix rather than refused; a character UTF-8 cannot
     encode in a message is replaced too (see `utf8_text`).
+
+    `proven` says the caller has proven the row's names good (the Arrow
+    reader, a whole column at a time): `type`, each supertype, `code`,
+    `language`, `provider` and every attribute key and value already
+    stripped and within their limits, `type` and the supertypes not empty,
+    at most MAX_SUPERTYPES supertypes (a tuple) and MAX_ATTRIBUTES
+    attributes, no key empty. The rest (statuses, origin, causes) is checked
+    here either way, and a row that fails is named field by field.
     """
-    if isinstance(supertypes, Iterator):
-        supertypes = tuple(supertypes)
-    cause_list = causes if isinstance(causes, list | tuple) else list(causes)
-    quick = _well_formed(
-        type, supertypes, http_status, grpc_status, origin, code, message, cause_list,
-        language, provider, attributes,
-    )  # fmt: skip
-    if quick is not None:
-        return quick
-    return _validated(
-        field_prefix, type, supertypes, http_status, grpc_status, origin, code, message,
-        cause_list, language, provider, attributes,
-    )  # fmt: skip
-
-
-def _validated(
-    field_prefix: str,
-    type: str,
-    supertypes: Iterable[str],
-    http_status: int | None,
-    grpc_status: int | None,
-    origin: Origin | int,
-    code: str,
-    message: str,
-    causes: Sequence[CauseInput],
-    language: str,
-    provider: str,
-    attributes: Mapping[str, str] | None,
-) -> Descriptor:
-    """The slow path, field by field: every violation, named by its path."""
-    v = _Violations(field_prefix)
-    type_name = v.type_name("type", type, required=True)
-    supers = v.type_names("supertypes", supertypes, limits.MAX_SUPERTYPES)
-    if len(causes) > limits.MAX_CAUSES:
-        v.add("causes", f"{len(causes)} causes exceed the limit of {limits.MAX_CAUSES}")
-        causes = ()
-    built_causes = tuple(
-        Cause(
-            type=v.type_name(f"causes[{i}].type", c.type, required=True),
-            supertypes=v.type_names(f"causes[{i}].supertypes", c.supertypes, limits.MAX_SUPERTYPES),
-            http_status=v.http_status(f"causes[{i}].http_status", c.http_status),
-            grpc_status=v.grpc_status(f"causes[{i}].grpc_status", c.grpc_status),
-            code=v.bounded(f"causes[{i}].code", c.code, limits.MAX_CODE_CHARS),
-            message=utf8_text(c.message[: limits.MAX_MESSAGE_CHARS]),
-        )
-        for i, c in enumerate(causes)
-    )
-    attrs = v.attributes(attributes or {})
-    descriptor = Descriptor(
-        type=type_name,
-        supertypes=supers,
-        http_status=v.http_status("http_status", http_status),
-        grpc_status=v.grpc_status("grpc_status", grpc_status),
-        origin=v.origin(origin),
-        code=v.bounded("code", code, limits.MAX_CODE_CHARS),
-        message=utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
-        causes=built_causes,
-        language=v.bounded("language", language, limits.MAX_LABEL_CHARS).lower(),
-        provider=v.bounded("provider", provider, limits.MAX_LABEL_CHARS).lower(),
-        attributes=attrs,
-    )
-    if v.violations:
-        raise DescriptorError(v.violations)
-    return descriptor
+    quick = well_formed(row, proven=proven)
+    return quick if quick is not None else _validated(row, field_prefix)
 
 
 _ORIGINS: dict[int, Origin] = {int(o): o for o in Origin}
@@ -192,119 +265,37 @@ def _attributes_ok(attributes: Mapping[str, str]) -> bool:
     )
 
 
-def _well_formed(
-    type: str,
-    supertypes: Iterable[str],
-    http_status: int | None,
-    grpc_status: int | None,
-    origin: Origin | int,
-    code: str,
-    message: str,
-    causes: list[CauseInput] | tuple[CauseInput, ...],
-    language: str,
-    provider: str,
-    attributes: Mapping[str, str] | None,
-) -> Descriptor | None:
-    """The normalised descriptor when nothing is wrong with it, else None.
+def well_formed(row: Row, proven: bool = False) -> Descriptor | None:
+    """The fast path: the normalised descriptor when nothing is wrong with the row, else None.
 
     Nearly every descriptor is well formed; this checks all limits at once
-    and builds it, and only a descriptor that fails goes through
-    `_Violations`, which names each problem (and is the authority: a test
-    checks the two agree on everything this one accepts).
+    and builds, and only a row that fails goes through `_validated`, which
+    names each problem (and is the authority: a test checks the two agree
+    on everything this one accepts). `proven` as for `descriptor_from_row`.
     """
-    type_name = type.strip()
-    supers = tuple([s.strip() for s in supertypes])
-    code = code.strip()
-    language = language.strip()
-    provider = provider.strip()
-    if not (
-        0 < len(type_name) <= limits.MAX_TYPE_NAME_CHARS
-        and _names_ok(supers)
-        and (http_status is None or 100 <= http_status <= 599)
-        and (grpc_status is None or grpc_status in GRPC_CODE_NAMES)
-        and origin in _ORIGINS
-        and len(code) <= limits.MAX_CODE_CHARS
-        and len(language) <= limits.MAX_LABEL_CHARS
-        and len(provider) <= limits.MAX_LABEL_CHARS
-        and len(causes) <= limits.MAX_CAUSES
-        and (not attributes or _attributes_ok(attributes))
-    ):
-        return None
-    built = _well_formed_causes(causes)
-    if built is None:
-        return None
-    return Descriptor(
-        type_name,
-        supers,
-        http_status,
-        grpc_status,
-        _ORIGINS[origin],
-        code,
-        utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
-        built,
-        language.lower(),
-        provider.lower(),
-        dict(attributes) if attributes else {},
-    )
-
-
-def _well_formed_causes(causes: Iterable[CauseInput]) -> tuple[Cause, ...] | None:
-    """The normalised causes when nothing is wrong with any of them, else None."""
-    built: list[Cause] = []
-    for c in causes:
-        cause_type = c.type.strip()
-        cause_supers = tuple([s.strip() for s in c.supertypes])
-        cause_code = c.code.strip()
+    (type_name, supers, http, grpc, origin, code, message, causes, language, provider,
+     attributes) = row  # fmt: skip
+    attrs = dict(attributes) if attributes else {}
+    if proven:
+        supers = tuple(supers)
+    else:
+        type_name = type_name.strip()
+        supers = tuple([s.strip() for s in supers])
+        code = code.strip()
+        language = language.strip()
+        provider = provider.strip()
         if not (
-            0 < len(cause_type) <= limits.MAX_TYPE_NAME_CHARS
-            and _names_ok(cause_supers)
-            and (c.http_status is None or 100 <= c.http_status <= 599)
-            and (c.grpc_status is None or c.grpc_status in GRPC_CODE_NAMES)
-            and len(cause_code) <= limits.MAX_CODE_CHARS
+            0 < len(type_name) <= limits.MAX_TYPE_NAME_CHARS
+            and _names_ok(supers)
+            and len(code) <= limits.MAX_CODE_CHARS
+            and len(language) <= limits.MAX_LABEL_CHARS
+            and len(provider) <= limits.MAX_LABEL_CHARS
+            and (not attrs or _attributes_ok(attrs))
         ):
             return None
-        built.append(
-            Cause(
-                cause_type,
-                cause_supers,
-                c.http_status,
-                c.grpc_status,
-                cause_code,
-                utf8_text(c.message[: limits.MAX_MESSAGE_CHARS]),
-            )
-        )
-    return tuple(built)
-
-
-def descriptor_from_proven(
-    type: str,
-    supertypes: tuple[str, ...],
-    http_status: int | None,
-    grpc_status: int | None,
-    origin: Origin | int,
-    code: str,
-    message: str,
-    causes: Sequence[CauseInput],
-    language: str,
-    provider: str,
-    attributes: dict[str, str],
-) -> Descriptor | None:
-    """`build_descriptor`'s answer for a descriptor whose names a caller has proven good,
-    or None when a check left to this function fails (then `build_descriptor` names why).
-
-    The Arrow batch reader checks whole columns at once in Arrow's kernels
-    (`classifier.batch.arrow`), which is far cheaper than checking each row
-    here: the caller proves that `type`, each supertype, `code`, `language`,
-    `provider` and every attribute key and value are already stripped and
-    within their limits, `type` and the supertypes not empty, at most
-    MAX_SUPERTYPES supertypes and MAX_ATTRIBUTES attributes, no key empty;
-    `attributes` is a fresh dict the descriptor may keep. This checks the
-    rest (the statuses, the origin, the causes) and builds; a test checks it
-    agrees with `build_descriptor` on everything it accepts.
-    """
     if not (
-        (http_status is None or 100 <= http_status <= 599)
-        and (grpc_status is None or grpc_status in GRPC_CODE_NAMES)
+        (http is None or 100 <= http <= 599)
+        and (grpc is None or grpc in GRPC_CODE_NAMES)
         and origin in _ORIGINS
         and len(causes) <= limits.MAX_CAUSES
     ):
@@ -312,19 +303,61 @@ def descriptor_from_proven(
     built = _well_formed_causes(causes) if causes else ()
     if built is None:
         return None
-    return Descriptor(
-        type,
-        supertypes,
-        http_status,
-        grpc_status,
-        _ORIGINS[origin],
-        code,
-        utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
-        built,
-        language.lower(),
-        provider.lower(),
-        attributes,
+    return _new_descriptor(
+        type_name, supers, http, grpc, _ORIGINS[origin], code,
+        utf8_text(message[: limits.MAX_MESSAGE_CHARS]), built, language.lower(),
+        provider.lower(), attrs,
+    )  # fmt: skip
+
+
+def _well_formed_causes(causes: Iterable[Sequence[Any]]) -> tuple[Cause, ...] | None:
+    """The normalised causes when nothing is wrong with any of them, else None."""
+    built: list[Cause] = []
+    for cause_type, cause_supers, http, grpc, code, message in causes:
+        cause_type = cause_type.strip()
+        supers = tuple([s.strip() for s in cause_supers])
+        code = code.strip()
+        if not (
+            0 < len(cause_type) <= limits.MAX_TYPE_NAME_CHARS
+            and _names_ok(supers)
+            and (http is None or 100 <= http <= 599)
+            and (grpc is None or grpc in GRPC_CODE_NAMES)
+            and len(code) <= limits.MAX_CODE_CHARS
+        ):
+            return None
+        text = utf8_text(message[: limits.MAX_MESSAGE_CHARS])
+        built.append(_new_cause(cause_type, supers, http, grpc, code, text))
+    return tuple(built)
+
+
+def _validated(row: Row, field_prefix: str) -> Descriptor:
+    """The slow path, field by field: every violation, named by its path."""
+    (type_name, supertypes, http, grpc, origin, code, message, causes, language, provider,
+     attributes) = row  # fmt: skip
+    v = _Violations(field_prefix)
+    type_name = v.type_name("type", type_name, required=True)
+    supers = v.type_names("supertypes", supertypes, limits.MAX_SUPERTYPES)
+    if len(causes) > limits.MAX_CAUSES:
+        v.add("causes", f"{len(causes)} causes exceed the limit of {limits.MAX_CAUSES}")
+        causes = ()
+    built_causes = tuple(v.cause(f"causes[{i}]", c) for i, c in enumerate(causes))
+    attrs = v.attributes(dict(attributes) if attributes else {})
+    descriptor = Descriptor(
+        type=type_name,
+        supertypes=supers,
+        http_status=v.http_status("http_status", http),
+        grpc_status=v.grpc_status("grpc_status", grpc),
+        origin=v.origin(origin),
+        code=v.bounded("code", code, limits.MAX_CODE_CHARS),
+        message=utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
+        causes=built_causes,
+        language=v.bounded("language", language, limits.MAX_LABEL_CHARS).lower(),
+        provider=v.bounded("provider", provider, limits.MAX_LABEL_CHARS).lower(),
+        attributes=attrs,
     )
+    if v.violations:
+        raise DescriptorError(v.violations)
+    return descriptor
 
 
 class _Violations:
@@ -337,6 +370,17 @@ class _Violations:
     def add(self, name: str, message: str) -> None:
         path = f"{self.prefix}.{name}" if self.prefix else name
         self.violations.append(FieldViolation(path, message))
+
+    def cause(self, name: str, row: Sequence[Any]) -> Cause:
+        cause_type, supertypes, http, grpc, code, message = row
+        return Cause(
+            type=self.type_name(f"{name}.type", cause_type, required=True),
+            supertypes=self.type_names(f"{name}.supertypes", supertypes, limits.MAX_SUPERTYPES),
+            http_status=self.http_status(f"{name}.http_status", http),
+            grpc_status=self.grpc_status(f"{name}.grpc_status", grpc),
+            code=self.bounded(f"{name}.code", code, limits.MAX_CODE_CHARS),
+            message=utf8_text(message[: limits.MAX_MESSAGE_CHARS]),
+        )
 
     def bounded(self, name: str, value: str, limit: int) -> str:
         value = value.strip()

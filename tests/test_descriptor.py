@@ -10,12 +10,13 @@ from hypothesis import strategies as st
 
 from classifier import limits
 from classifier.descriptor import (
+    FIELD_NAMES,
     CauseInput,
     Descriptor,
     _validated,
-    _well_formed,
     build_descriptor,
-    descriptor_from_proven,
+    descriptor_from_row,
+    well_formed,
 )
 from classifier.errors import DescriptorError
 from classifier.taxonomy import Origin
@@ -77,9 +78,14 @@ inputs = st.fixed_dictionaries(
 )
 
 
+def _row(kw: dict[str, Any]) -> tuple[Any, ...]:
+    """The keywords as a row, in the field table's order."""
+    return tuple(kw[name] for name in FIELD_NAMES)
+
+
 def _slow(kw: dict[str, Any]) -> Descriptor | DescriptorError:
     try:
-        return _validated("descriptor", **kw)
+        return _validated(_row(kw), "descriptor")
     except DescriptorError as exc:
         return exc
 
@@ -90,7 +96,7 @@ def test_the_quick_check_accepts_only_what_the_full_check_accepts_and_builds_the
     kw: dict[str, Any],
 ) -> None:
     """Whatever the one-pass check builds, the field-by-field path builds too, equal and unrefused."""
-    quick = _well_formed(**kw)
+    quick = well_formed(_row(kw))
     slow = _slow(kw)
     if quick is not None:
         assert isinstance(slow, Descriptor), slow
@@ -150,14 +156,14 @@ def test_a_lone_surrogate_in_a_message_becomes_a_replacement_character(quick: bo
         "provider": "",
         "attributes": None,
     }
-    d = build_descriptor(**kw) if quick else _validated("descriptor", **kw)
+    d = build_descriptor(**kw) if quick else _validated(_row(kw), "descriptor")
     assert d.message == "x\ufffdy \U0001f600"
     assert d.causes[0].message == "\ufffd"
     assert d.message.encode() == "x\ufffdy \U0001f600".encode()
 
 
 def _proven(kw: dict[str, Any]) -> bool:
-    """What the Arrow column checks prove before `descriptor_from_proven` is called."""
+    """What the Arrow column checks prove before a row is built with `proven=True`."""
 
     def name(s: str, limit: int, required: bool = False) -> bool:
         return s == s.strip() and len(s) <= limit and (bool(s) or not required)
@@ -179,30 +185,41 @@ def _proven(kw: dict[str, Any]) -> bool:
 @settings(max_examples=600, deadline=None)
 @given(inputs)
 def test_the_proven_build_is_build_descriptors_answer(kw: dict[str, Any]) -> None:
-    """Given what the column checks prove, descriptor_from_proven builds what build_descriptor
-    builds, and refuses (None, for build_descriptor to name why) only what it refuses."""
+    """Given what the column checks prove, the proven fast path builds what build_descriptor
+    builds, and refuses (None, for the field-by-field path to name why) only what it refuses;
+    the row constructor with `proven=True` gives build_descriptor's answer either way."""
     try:
         want: Descriptor | DescriptorError = build_descriptor(**kw)
     except DescriptorError as exc:
         want = exc
     if not _proven(kw):
         return
-    got = descriptor_from_proven(
-        kw["type"],
-        tuple(kw["supertypes"]),
-        kw["http_status"],
-        kw["grpc_status"],
-        kw["origin"],
-        kw["code"],
-        kw["message"],
-        kw["causes"],
-        kw["language"],
-        kw["provider"],
-        dict(kw["attributes"] or {}),
-    )
+    row = _row({**kw, "supertypes": tuple(kw["supertypes"])})
+    got = well_formed(row, proven=True)
+    try:
+        constructed: Descriptor | DescriptorError = descriptor_from_row(row, proven=True)
+    except DescriptorError as exc:
+        constructed = exc
     if isinstance(want, DescriptorError):
         assert got is None
+        assert isinstance(constructed, DescriptorError)
+        assert constructed.violations == want.violations
     else:
         assert got == want
         assert got is not None
         assert got.chain == want.chain
+        assert constructed == want
+
+
+def test_the_field_table_is_the_order_of_every_descriptor_shape() -> None:
+    """Descriptor, Cause, CauseInput and build_descriptor's keywords have the table's fields,
+    in its order (a row is read by position in that order)."""
+    from dataclasses import fields
+    from inspect import signature
+
+    from classifier.descriptor import CAUSE_FIELD_NAMES, Cause
+
+    assert tuple(f.name for f in fields(Descriptor) if f.init) == FIELD_NAMES
+    assert tuple(f.name for f in fields(Cause)) == CAUSE_FIELD_NAMES
+    assert CauseInput._fields == CAUSE_FIELD_NAMES
+    assert tuple(signature(build_descriptor).parameters)[:-1] == FIELD_NAMES

@@ -29,10 +29,10 @@ from typing import IO, Any, Protocol, TypeVar, cast
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from classifier.batch.arrays import Array
 from classifier.batch.arrow import (
     ANSWER_COLUMNS,
     AnswerTable,
-    Array,
     BatchSchemaError,
     Coded,
     ColumnMapping,

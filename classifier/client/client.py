@@ -42,7 +42,7 @@ from classifier.client import wire
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo
 from classifier.client.breaker import TRIPPING, Breaker
 from classifier.client.python_exception import descriptor_from_exception, origin_from
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.descriptor import CAUSE_FIELD_NAMES, CauseInput, Descriptor, build_descriptor
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
 
@@ -128,7 +128,8 @@ class Fallback(Protocol):
 
 
 class CauseFields(TypedDict, total=False):
-    """A cause given as a dict, keyed as `CauseInput`'s fields: `{"type": "TimeoutError"}`."""
+    """A cause given as a dict, keyed by the cause fields (`classifier.descriptor.CAUSE_FIELDS`,
+    a test checks they agree): `{"type": "TimeoutError"}`."""
 
     type: Required[str]
     supertypes: Sequence[str]
@@ -139,7 +140,8 @@ class CauseFields(TypedDict, total=False):
 
 
 class DescriptorFields(TypedDict, total=False):
-    """The keyword form of a descriptor (see `classifier.build_descriptor`)."""
+    """The keyword form of a descriptor (see `classifier.build_descriptor`): the fields of
+    `classifier.descriptor.FIELDS`, which a test checks they are."""
 
     type: Required[str]
     supertypes: Iterable[str]
@@ -168,13 +170,13 @@ def cause_inputs(causes: Iterable[Any], field_prefix: str = "descriptor") -> lis
     for i, cause in enumerate(causes):
         where = f"{field_prefix}.causes[{i}]"
         if isinstance(cause, Mapping):
-            unknown = sorted(map(str, set(cause) - set(CauseInput._fields)))
+            unknown = sorted(map(str, set(cause) - set(CAUSE_FIELD_NAMES)))
             if unknown:
                 violations.append(
                     FieldViolation(
                         where,
                         f"unknown key {', '.join(map(repr, unknown))}; "
-                        f"a cause has {', '.join(CauseInput._fields)}",
+                        f"a cause has {', '.join(CAUSE_FIELD_NAMES)}",
                     )
                 )
             elif "type" not in cause:

@@ -11,7 +11,7 @@ effect and unknown reason.
 
 from __future__ import annotations
 
-from typing import TypeVar, cast
+from typing import Any, TypeVar
 
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import (
@@ -31,38 +31,36 @@ from classifier.client.answer import (
     RulesetLayer,
     error_class,
 )
-from classifier.descriptor import Cause, Descriptor
+from classifier.descriptor import CAUSE_FIELDS, FIELDS, Cause, Descriptor, DescriptorField
 from classifier.taxonomy import Effect, UnknownReason
 
 _E = TypeVar("_E", Effect, UnknownReason)
 
 
 def descriptor_to_proto(d: Descriptor) -> pb.ExceptionDescriptor:
-    msg = pb.ExceptionDescriptor(
-        type=d.type,
-        supertypes=d.supertypes,
-        origin=cast(pb.Origin, int(d.origin)),
-        code=d.code,
-        message=d.message,
-        causes=[cause_to_proto(c) for c in d.causes],
-        language=d.language,
-        provider=d.provider,
-        attributes=dict(d.attributes),
-    )
-    if d.http_status is not None:
-        msg.http_status = d.http_status
-    if d.grpc_status is not None:
-        msg.grpc_status = d.grpc_status
-    return msg
+    """The descriptor as the proto carries it: each field of the table under its own name,
+    an `optional` one left unset when None."""
+    return pb.ExceptionDescriptor(**_wire_fields(d, FIELDS))
 
 
 def cause_to_proto(c: Cause) -> pb.Cause:
-    msg = pb.Cause(type=c.type, supertypes=c.supertypes, code=c.code, message=c.message)
-    if c.http_status is not None:
-        msg.http_status = c.http_status
-    if c.grpc_status is not None:
-        msg.grpc_status = c.grpc_status
-    return msg
+    return pb.Cause(**_wire_fields(c, CAUSE_FIELDS))
+
+
+def _wire_fields(value: Descriptor | Cause, fields: tuple[DescriptorField, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields:
+        v = getattr(value, f.name)
+        if v is None:
+            continue
+        if f.kind == "origin":
+            v = int(v)
+        elif f.kind == "causes":
+            v = [cause_to_proto(c) for c in v]
+        elif f.kind == "attributes":
+            v = dict(v)
+        out[f.name] = v
+    return out
 
 
 def request(d: Descriptor, explain: bool, explain_rule: str = "") -> pb.ClassifyRequest:

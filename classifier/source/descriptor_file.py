@@ -10,12 +10,21 @@ column; a field is named as the server names it (`descriptor.causes[0].code`).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.descriptor import (
+    CAUSE_FIELDS,
+    FIELDS,
+    Cause,
+    CauseInput,
+    Descriptor,
+    DescriptorField,
+    descriptor_from_row,
+)
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.source import messages
 from classifier.source.documents import (
@@ -37,6 +46,10 @@ def _origin(value: str) -> Origin:
 GrpcCode = Annotated[int, parsed_as(int | str, parse_grpc_code)]
 Text = Annotated[str, parsed_as(str | int, scalar_text)]
 AttributeText = Annotated[str, parsed_as(str | int | float | bool, scalar_text)]
+
+
+# The two models' fields are the field table's (`classifier.descriptor.FIELDS`), in its
+# order: a test checks they agree. (Their docstrings are the JSON Schema's descriptions.)
 
 
 class CauseDoc(Doc):
@@ -74,11 +87,11 @@ class DescriptorDoc(Doc):
 
     def to_descriptor(self, field_prefix: str = "descriptor") -> Descriptor:
         """The normalised descriptor; raises DescriptorError for out-of-range values."""
-        return build_descriptor(
-            **{name: value for name, value in self if name != "causes"},
-            causes=[c.to_input() for c in self.causes],
-            field_prefix=field_prefix,
-        )
+        row = [
+            [c.to_input() for c in self.causes] if f.kind == "causes" else getattr(self, f.name)
+            for f in FIELDS
+        ]
+        return descriptor_from_row(row, field_prefix)
 
 
 class WrappedDescriptorDoc(Doc):
@@ -161,31 +174,38 @@ def parse_descriptor(text: str, shown: str) -> Descriptor:
 
 def descriptor_dict(d: Descriptor) -> dict[str, Any]:
     """The normalised descriptor in the descriptor-file shape, empty fields left out."""
-    out = _subject_dict(d)
-    if d.origin is not Origin.unspecified:
-        out["origin"] = d.origin.name
-    for key in ("language", "provider"):
-        if value := getattr(d, key):
-            out[key] = value
-    if d.attributes:
-        out["attributes"] = dict(d.attributes)
-    if d.causes:
-        out["causes"] = [_subject_dict(c) for c in d.causes]
-    return out
+    return _file_dict(d, _FILE_ORDER)
 
 
-def _subject_dict(s: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": s.type}
-    if s.supertypes:
-        out["supertypes"] = list(s.supertypes)
-    if s.http_status is not None:
-        out["http_status"] = s.http_status
-    if s.grpc_status is not None:
-        out["grpc_status"] = GRPC_CODE_NAMES[s.grpc_status]
-    if s.code:
-        out["code"] = s.code
-    if s.message:
-        out["message"] = s.message
+_FILE_ORDER = (
+    *CAUSE_FIELDS,
+    *(f for f in FIELDS if not f.in_cause and f.kind != "causes"),
+    *(f for f in FIELDS if f.kind == "causes"),
+)
+"""A file's order of the fields: those a cause has too, then the descriptor's own, and the
+causes last (they are the longest)."""
+
+
+def _file_dict(s: Descriptor | Cause, fields: Iterable[DescriptorField]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in fields:
+        value = getattr(s, f.name)
+        if f.kind == "type":
+            out[f.name] = value
+        elif value is None or (not value and f.kind not in ("http_status", "grpc_status")):
+            continue  # empty (an unspecified origin too); a status of 0 is a status
+        elif f.kind == "type_names":
+            out[f.name] = list(value)
+        elif f.kind == "grpc_status":
+            out[f.name] = GRPC_CODE_NAMES[value]
+        elif f.kind == "origin":
+            out[f.name] = value.name
+        elif f.kind == "attributes":
+            out[f.name] = dict(value)
+        elif f.kind == "causes":
+            out[f.name] = [_file_dict(c, CAUSE_FIELDS) for c in value]
+        else:
+            out[f.name] = value
     return out
 
 

@@ -16,13 +16,23 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from classifier.descriptor import Descriptor
+from classifier.descriptor import CAUSE_FIELDS, FIELDS, Descriptor, DescriptorField
 from classifier.source.descriptor_file import descriptor_dict
 
+_FREE_TEXT = ("message", "attributes")
+"""The kinds of field a key leaves out: free text, which the messages' templates compare."""
+KEY_FIELDS: tuple[DescriptorField, ...] = tuple(f for f in FIELDS if f.kind not in _FREE_TEXT)
+"""The descriptor's fields a key holds (`StructuralKey` has one attribute for each)."""
+CAUSE_KEY_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in CAUSE_FIELDS if f.kind not in (*_FREE_TEXT, "type_names")
+)
+"""A cause's fields a key holds: the type (its supertypes vary with SDK versions), the
+statuses and the code."""
+
 CauseKey = tuple[str, int | None, str | int | None, str]
-"""A cause's type, HTTP status, gRPC status and code."""
+"""A cause's type, HTTP status, gRPC status and code (`CAUSE_KEY_FIELDS`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +61,7 @@ class StructuralKey:
             out["supertypes"] = list(self.supertypes)
         if self.causes:
             out["causes"] = [
-                {
-                    k: v
-                    for k, v in zip(("type", "http_status", "grpc_status", "code"), c, strict=True)
-                    if v not in (None, "")
-                }
+                {k: v for k, v in zip(CAUSE_KEY_FIELDS, c, strict=True) if v not in (None, "")}
                 for c in self.causes
             ]
         out["reason"] = self.reason
@@ -84,24 +90,30 @@ class StructuralKey:
 
 
 def _cause_key(c: Mapping[str, Any]) -> CauseKey:
-    return (str(c.get("type", "")), c.get("http_status"), c.get("grpc_status"), c.get("code", ""))
+    key = tuple(
+        str(c.get(name, "")) if name == "type" else c.get(name, "" if name == "code" else None)
+        for name in CAUSE_KEY_FIELDS
+    )
+    return cast(CauseKey, key)
+
+
+def _key_value(f: DescriptorField, data: Mapping[str, Any]) -> Any:
+    """A field's part of the key, read from the descriptor-file shape."""
+    if f.kind == "type":
+        return data[f.name]
+    value = data.get(f.name)
+    if f.kind == "type_names":
+        return tuple(value or ())
+    if f.kind == "causes":
+        return tuple(_cause_key(c) for c in value or () if isinstance(c, Mapping))
+    if f.kind == "code":
+        return str(data.get(f.name, ""))
+    return value if f.optional else data.get(f.name, "")
 
 
 def structural_key(data: Mapping[str, Any], reason: str) -> StructuralKey:
     """The key of a descriptor in the descriptor-file shape (a decision log's `descriptor`)."""
-    causes = data.get("causes") or ()
-    return StructuralKey(
-        language=data.get("language", ""),
-        type=data["type"],
-        supertypes=tuple(data.get("supertypes") or ()),
-        origin=data.get("origin", ""),
-        http_status=data.get("http_status"),
-        grpc_status=data.get("grpc_status"),
-        code=str(data.get("code", "")),
-        provider=data.get("provider", ""),
-        causes=tuple(_cause_key(c) for c in causes if isinstance(c, Mapping)),
-        reason=reason,
-    )
+    return StructuralKey(**{f.name: _key_value(f, data) for f in KEY_FIELDS}, reason=reason)
 
 
 def descriptor_key(d: Descriptor, reason: str) -> StructuralKey:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from classifier import Ruleset
 from classifier.answer import Classification
-from classifier.batch import arrow
+from classifier.batch import arrow, checks, distinct
 from classifier.batch.arrow import (
     ANSWER_COLUMNS,
     BatchSchemaError,
@@ -408,7 +408,7 @@ def test_rows_deduplicated_by_arrow_get_what_each_row_gets_alone(
 def test_the_column_checks_strip_what_str_strip_strips() -> None:
     """A name the column checks find unpadded is one str.strip() leaves alone."""
     spaces = "".join(chr(i) for i in range(sys.maxunicode + 1) if chr(i).isspace())
-    assert spaces == arrow._WHITESPACE
+    assert spaces == checks._WHITESPACE
 
 
 def _decoded_as_built(rows: list[dict[str, Any]]) -> None:
@@ -464,7 +464,7 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
     planted among them still named as build_descriptor names them."""
     base = [struct_row(d) for d in public_descriptors()]
     rows = []
-    for i in range(4 * arrow.SAMPLE_ROWS + 100):
+    for i in range(4 * distinct.SAMPLE_ROWS + 100):
         row = {**base[i % len(base)], "attributes": [("n", str(i))]}
         if i % 997 == 0:
             row["type"] = " padded.Type "
@@ -474,7 +474,7 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
             row["attributes"] = [("n", "v" * 4097)]
         rows.append(row)
     table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
-    assert arrow._looks_distinct(
+    assert distinct.looks_distinct(
         dict(
             zip(
                 DESCRIPTOR.names,
@@ -486,3 +486,30 @@ def test_a_large_batch_of_distinct_rows_is_built_row_by_row_as_build_descriptor_
         len(rows),
     )
     _decoded_as_built(rows)
+
+
+def test_repeated_and_null_values_in_a_long_column_are_read_as_each_row_alone() -> None:
+    """Past the length where a column's repeated values are read once and shared, every row
+    (null names, codes, messages and attribute values among them) is read as it is alone."""
+    rows: list[dict[str, Any]] = [
+        {
+            "type": ["a.B", " a.B", "c.D", ""][i % 4],
+            "supertypes": [["x.Y", None], ["x.Y"], []][i % 3],
+            "code": [None, "E1", "E1 "][i % 3],
+            "message": [None, "m", f"m{i}"][i % 3],
+            "language": ["Java", None][i % 2],
+            "provider": "openai",
+            "attributes": [[("k", "v")], [("k", None)], [("n", str(i % 7))]][i % 3],
+        }
+        for i in range(300)
+    ]
+    table = pa.table({"descriptor": pa.array(rows, DESCRIPTOR)})
+    together = arrow.decode(table)
+    for i in range(len(rows)):
+        alone = arrow.decode(table.slice(i, 1))
+        got, want = together.distinct[together.rows[i]], alone.distinct[alone.rows[0]]
+        if isinstance(want, DescriptorError):
+            assert isinstance(got, DescriptorError), (rows[i], got)
+            assert got.violations == want.violations
+        else:
+            assert got == want, rows[i]

@@ -344,3 +344,12 @@ def test_attempts_must_be_positive() -> None:
     """Zero attempts is a mistake, refused when the client is made."""
     with pytest.raises(ValueError, match="attempts"):
         Client("127.0.0.1:1", attempts=0)
+
+
+def test_the_keyword_forms_have_the_field_tables_fields() -> None:
+    """DescriptorFields and CauseFields (what a type checker sees) are the field table's."""
+    from classifier.client import CauseFields, DescriptorFields
+    from classifier.descriptor import CAUSE_FIELD_NAMES, FIELD_NAMES
+
+    assert tuple(DescriptorFields.__annotations__) == FIELD_NAMES
+    assert tuple(CauseFields.__annotations__) == CAUSE_FIELD_NAMES

@@ -40,3 +40,12 @@ def test_the_prefix_names_shape_and_range_errors_alike() -> None:
         {"type": "a.B", "causes": [{"type": "c.D", "http_status": 999}]}, field_prefix="line 3"
     ) == ["line 3.causes[0].http_status"]
     assert _fields([], field_prefix="line 3") == ["line 3"]
+
+
+def test_the_file_shape_has_the_field_tables_fields_in_its_order() -> None:
+    """A descriptor file's fields, and a cause's, are the field table's."""
+    from classifier.descriptor import CAUSE_FIELD_NAMES, FIELD_NAMES
+    from classifier.source.descriptor_file import CauseDoc, DescriptorDoc
+
+    assert tuple(DescriptorDoc.model_fields) == FIELD_NAMES
+    assert tuple(CauseDoc.model_fields) == CAUSE_FIELD_NAMES

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import cast
 
 import classifier
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation, RuleVerdict
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
+from classifier.descriptor import (
+    CAUSE_FIELDS,
+    FIELD_NAMES,
+    FIELDS,
+    Descriptor,
+    DescriptorField,
+    descriptor_from_row,
+)
 from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
 from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
@@ -27,30 +35,37 @@ from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
 
 def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:
     """Validate and normalise a wire descriptor; raises DescriptorError naming each bad field
-    (`descriptor.causes[1].type`)."""
-    return build_descriptor(
-        type=msg.type,
-        supertypes=msg.supertypes,
-        http_status=msg.http_status if msg.HasField("http_status") else None,
-        grpc_status=msg.grpc_status if msg.HasField("grpc_status") else None,
-        origin=msg.origin,
-        code=msg.code,
-        message=msg.message,
-        causes=[
-            CauseInput(
-                c.type,
-                c.supertypes,
-                c.http_status if c.HasField("http_status") else None,
-                c.grpc_status if c.HasField("grpc_status") else None,
-                c.code,
-                c.message,
-            )
-            for c in msg.causes
-        ],
-        language=msg.language,
-        provider=msg.provider,
-        attributes=msg.attributes,
-    )
+    (`descriptor.causes[1].type`).
+
+    The proto's fields are the field table's, by name: each message is read as a row in
+    one call, an `optional` field not set read as None.
+    """
+    row = list(_DESCRIPTOR_ROW(msg))
+    for i, name in _DESCRIPTOR_OPTIONAL:
+        if not msg.HasField(name):
+            row[i] = None
+    if row[_CAUSES]:
+        row[_CAUSES] = [_cause_row(c) for c in row[_CAUSES]]
+    return descriptor_from_row(row)
+
+
+def _cause_row(msg: pb.Cause) -> list[object]:
+    row = list(_CAUSE_ROW(msg))
+    for i, name in _CAUSE_OPTIONAL:
+        if not msg.HasField(name):
+            row[i] = None
+    return row
+
+
+def _optional(fields: tuple[DescriptorField, ...]) -> tuple[tuple[int, str], ...]:
+    return tuple((i, f.name) for i, f in enumerate(fields) if f.optional)
+
+
+_DESCRIPTOR_ROW = attrgetter(*FIELD_NAMES)
+_CAUSE_ROW = attrgetter(*(f.name for f in CAUSE_FIELDS))
+_DESCRIPTOR_OPTIONAL = _optional(FIELDS)
+_CAUSE_OPTIONAL = _optional(CAUSE_FIELDS)
+_CAUSES = FIELD_NAMES.index("causes")
 
 
 def action_to_proto(action: Action) -> pb.Action:
