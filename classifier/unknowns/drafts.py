@@ -25,6 +25,7 @@ from classifier.redact import DEFAULT as REDACTOR
 from classifier.unknowns.class_choice import ActionChoice, ClassChoice, distinct
 from classifier.unknowns.cluster import Cluster
 from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS
+from classifier.unknowns.structure import CAUSE_KEY_FIELDS, SHOWN_FIELDS
 
 MIN_WORDS = 2
 """A message condition needs a run of at least this many literal words."""
@@ -91,8 +92,8 @@ def template_pattern(template: str) -> str | None:
     return "^" + r"\s+".join(parts)
 
 
-# structure: the descriptor's fields as the drafter spells them, kept together here so that
-# they can read the descriptor's field table (classifier.descriptor) as one unit -----------
+# structure: the conditions a cluster's structural key gives (its fields from
+# unknowns.structure, which reads the descriptor's field table) -----------------------------
 
 
 def structure_when(c: Cluster) -> dict[str, Any]:
@@ -100,21 +101,14 @@ def structure_when(c: Cluster) -> dict[str, Any]:
     of the causes, the first whose type is not generic."""
     k = c.key
     when: dict[str, Any] = {"type": k.type}
-    for name in ("language", "origin", "http_status", "grpc_status", "code", "provider"):
+    for name in SHOWN_FIELDS:
         value = getattr(k, name)
         if value not in (None, ""):
             when[name] = value
     causes = [c for c in k.causes if not is_generic(c[0])] or list(k.causes)
     if causes:
-        cause_type, http, grpc, code = causes[0]
-        cause: dict[str, Any] = {"type": cause_type}
-        if http is not None:
-            cause["http_status"] = http
-        if grpc is not None:
-            cause["grpc_status"] = grpc
-        if code:
-            cause["code"] = code
-        when["cause"] = cause
+        fields = zip(CAUSE_KEY_FIELDS, causes[0], strict=True)
+        when["cause"] = {name: value for name, value in fields if value not in (None, "")}
     return when
 
 
@@ -129,7 +123,10 @@ def scoped_by_structure(c: Cluster) -> bool:
         k.code
         or k.http_status is not None
         or k.grpc_status is not None
-        or any(not is_generic(cause[0]) or cause[1:] != (None, None, "") for cause in k.causes)
+        or any(
+            not is_generic(cause[0]) or any(v not in (None, "") for v in cause[1:])
+            for cause in k.causes
+        )
     )
 
 

@@ -31,6 +31,16 @@ CAUSE_KEY_FIELDS: tuple[str, ...] = tuple(
 """A cause's fields a key holds: the type (its supertypes vary with SDK versions), the
 statuses and the code."""
 
+SHOWN_FIELDS: tuple[str, ...] = (
+    "language",
+    "origin",
+    "http_status",
+    "grpc_status",
+    "code",
+    "provider",
+)
+"""The key's single-valued fields after its type, in the order reports and drafts show them."""
+
 CauseKey = tuple[str, int | None, str | int | None, str]
 """A cause's type, HTTP status, gRPC status and code (`CAUSE_KEY_FIELDS`)."""
 
@@ -53,7 +63,7 @@ class StructuralKey:
     def as_dict(self) -> dict[str, Any]:
         """The key as JSON-ready data, empty fields left out (what reports print)."""
         out: dict[str, Any] = {"type": self.type}
-        for name in ("language", "origin", "http_status", "grpc_status", "code", "provider"):
+        for name in SHOWN_FIELDS:
             value = getattr(self, name)
             if value not in (None, ""):
                 out[name] = value
