@@ -224,8 +224,11 @@ def descriptor_from_row(
     `language`, `provider` and every attribute key and value already
     stripped and within their limits, `type` and the supertypes not empty,
     at most MAX_SUPERTYPES supertypes (a tuple) and MAX_ATTRIBUTES
-    attributes, no key empty. The rest (statuses, origin, causes) is checked
-    here either way, and a row that fails is named field by field.
+    attributes, no key empty; `language` and `provider` ASCII and lower
+    case already; the message within MAX_MESSAGE_CHARS and free of lone
+    surrogates (as any text decoded from UTF-8 is). The rest (statuses,
+    origin, causes) is checked here either way, and a row that fails is
+    named field by field.
     """
     quick = well_formed(row, proven=proven)
     return quick if quick is not None else _validated(row, field_prefix)
@@ -293,6 +296,9 @@ def well_formed(row: Row, proven: bool = False) -> Descriptor | None:
             and (not attrs or _attributes_ok(attrs))
         ):
             return None
+        message = utf8_text(message[: limits.MAX_MESSAGE_CHARS])
+        language = language.lower()
+        provider = provider.lower()
     if not (
         (http is None or 100 <= http <= 599)
         and (grpc is None or grpc in GRPC_CODE_NAMES)
@@ -304,9 +310,8 @@ def well_formed(row: Row, proven: bool = False) -> Descriptor | None:
     if built is None:
         return None
     return _new_descriptor(
-        type_name, supers, http, grpc, _ORIGINS[origin], code,
-        utf8_text(message[: limits.MAX_MESSAGE_CHARS]), built, language.lower(),
-        provider.lower(), attrs,
+        type_name, supers, http, grpc, _ORIGINS[origin], code, message, built, language,
+        provider, attrs,
     )  # fmt: skip
 
 

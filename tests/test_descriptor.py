@@ -16,6 +16,7 @@ from classifier.descriptor import (
     _validated,
     build_descriptor,
     descriptor_from_row,
+    utf8_text,
     well_formed,
 )
 from classifier.errors import DescriptorError
@@ -176,6 +177,9 @@ def _proven(kw: dict[str, Any]) -> bool:
         and name(kw["code"], limits.MAX_CODE_CHARS)
         and name(kw["language"], limits.MAX_LABEL_CHARS)
         and name(kw["provider"], limits.MAX_LABEL_CHARS)
+        and all(s.isascii() and s == s.lower() for s in (kw["language"], kw["provider"]))
+        and len(kw["message"]) <= limits.MAX_MESSAGE_CHARS
+        and kw["message"] == utf8_text(kw["message"])  # what text decoded from UTF-8 is
         and len(attrs) <= limits.MAX_ATTRIBUTES
         and all(0 < len(k) <= limits.MAX_ATTRIBUTE_KEY_CHARS for k in attrs)
         and all(len(v) <= limits.MAX_ATTRIBUTE_VALUE_CHARS for v in attrs.values())

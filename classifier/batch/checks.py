@@ -35,8 +35,11 @@ def unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
     Proven means: type, each supertype, code, language and provider need no
     stripping and are within their limits, type and the supertypes are not
     empty, there are not too many supertypes or attributes, and every
-    attribute key and value is within its limit. Statuses, origin and
-    causes are left to `descriptor_from_row(..., proven=True)`.
+    attribute key and value is within its limit; language and provider are
+    ASCII and lower case already (Python's `lower` and Arrow's agree only on
+    ASCII), and the message needs no cutting (text read from Arrow is valid
+    UTF-8, so it holds no lone surrogate). Statuses, origin and causes are
+    left to `descriptor_from_row(..., proven=True)`.
     """
     try:
         rows: set[int] = set()
@@ -49,6 +52,10 @@ def unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
                 if pa.types.is_integer(arr.type):  # a numeric code: digits, never too long
                     continue
                 rows |= rows_of(_bad_text(arr, NAME_LIMITS[f.kind], required=f.kind == "type"))
+                if f.kind == "label":
+                    rows |= rows_of(_not_lower_ascii(arr))
+            elif f.kind == "message":
+                rows |= rows_of(_too_long(arr, limits.MAX_MESSAGE_CHARS))
             elif f.kind == "type_names":
                 rows |= rows_of(longer(arr, limits.MAX_SUPERTYPES))
                 offsets, flat = list_spans(arr)
@@ -75,6 +82,17 @@ def _bad_text(arr: Array, limit: int, *, required: bool) -> Array:
     if required:
         bad = _kernels.or_(bad, _kernels.equal(length, 0))
     return cast(Array, _kernels.fill_null(bad, required))
+
+
+def _not_lower_ascii(arr: Array) -> Array:
+    """True where a label is not ASCII or not lower case (a null one is neither)."""
+    if pa.types.is_string_view(arr.type):
+        arr = arr.cast(pa.string())
+    bad = _kernels.or_(
+        _kernels.invert(_kernels.string_is_ascii(arr)),
+        _kernels.not_equal(_kernels.ascii_lower(arr), arr),
+    )
+    return cast(Array, _kernels.fill_null(bad, False))
 
 
 def longer(arr: Array, limit: int) -> Array:

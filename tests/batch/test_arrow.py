@@ -439,8 +439,11 @@ _PADDED = ["a.B", " a.B", "a.B\u3000", "\x1ca.B", "a.B\x85", "", "\u2028", "x" *
                 "type": st.sampled_from(_PADDED),
                 "supertypes": st.lists(st.sampled_from(_PADDED), max_size=3),
                 "code": st.sampled_from(["", "E1", " E1", "E1\xa0", "x" * 256, "x" * 257]),
-                "language": st.sampled_from(["Java", "java\u2003", "x" * 128, "x" * 129]),
-                "provider": st.sampled_from(["", "OpenAI", "\topenai"]),
+                "language": st.sampled_from(["java", "Java", "java\u2003", "x" * 128, "x" * 129]),
+                "provider": st.sampled_from(
+                    ["", "openai", "OpenAI", "\topenai", "\u0130x", "\u0130" * 128]
+                ),
+                "message": st.sampled_from(["", "m", "\u00df \u00c9", "x" * 4096, "\u00e9" * 4097]),
                 "attributes": st.dictionaries(
                     st.sampled_from(["", "k", " k", "k" * 256, "k" * 257]),
                     st.sampled_from(["", " v", "v" * 4096, "v" * 4097]),
@@ -455,7 +458,8 @@ _PADDED = ["a.B", " a.B", "a.B\u3000", "\x1ca.B", "a.B\x85", "", "\u2028", "x" *
 def test_names_padded_or_at_their_limits_are_built_as_build_descriptor_builds_them(
     rows: list[dict[str, Any]],
 ) -> None:
-    """The column checks send a padded or over-long name the slow way, and prove the rest."""
+    """The column checks send a padded or over-long name, a label not lower-case ASCII and
+    an over-long message the slow way, and prove the rest."""
     _decoded_as_built(rows)
 
 
