@@ -23,6 +23,11 @@ def is_text(t: pa.DataType) -> bool:
     return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t))
 
 
+def without_views(arr: Array) -> Array:
+    """A string-view column as plain strings (several kernels take no views); others as they are."""
+    return arr.cast(pa.string()) if pa.types.is_string_view(arr.type) else arr
+
+
 def is_list(t: pa.DataType) -> bool:
     return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 import pyarrow as pa
 
 from classifier import limits
-from classifier.batch.arrays import KERNEL_ERRORS, Array, list_offsets, list_spans
+from classifier.batch.arrays import KERNEL_ERRORS, Array, list_offsets, list_spans, without_views
 from classifier.batch.arrays import kernels as _kernels
 from classifier.descriptor import FIELDS, NAME_LIMITS
 
@@ -72,8 +72,7 @@ def _bad_text(arr: Array, limit: int, *, required: bool) -> Array:
     """True where a string is too long or would be stripped (or, if required, is empty)."""
     if pa.types.is_null(arr.type):
         return pa.repeat(pa.scalar(required), len(arr))
-    if pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.string())
+    arr = without_views(arr)
     length = _kernels.utf8_length(arr)
     bad = _kernels.or_(
         _kernels.greater(length, limit),
@@ -86,8 +85,7 @@ def _bad_text(arr: Array, limit: int, *, required: bool) -> Array:
 
 def _not_lower_ascii(arr: Array) -> Array:
     """True where a label is not ASCII or not lower case (a null one is neither)."""
-    if pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.string())
+    arr = without_views(arr)
     bad = _kernels.or_(
         _kernels.invert(_kernels.string_is_ascii(arr)),
         _kernels.not_equal(_kernels.ascii_lower(arr), arr),
@@ -143,8 +141,7 @@ def _unproven_attributes(arr: Array) -> set[int]:
 
 
 def _too_long(arr: Array, limit: int) -> Array:
-    if pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.string())
+    arr = without_views(arr)
     return cast(
         Array, _kernels.fill_null(_kernels.greater(_kernels.utf8_length(arr), limit), False)
     )

@@ -52,6 +52,7 @@ from classifier.batch.arrays import (
     is_text,
     list_offsets,
     list_spans,
+    without_views,
 )
 from classifier.batch.arrays import kernels as _kernels
 from classifier.batch.checks import longer, rows_of, unproven
@@ -235,8 +236,7 @@ def _known(names: Iterable[str], allowed: Sequence[str], where: str) -> None:
 def _decode_json(arr: Array, name: str) -> Decoded:
     if not is_text(arr.type):
         raise BatchSchemaError(f"column {name!r} is {arr.type}: JSON text expected")
-    if pa.types.is_string_view(arr.type):
-        arr = arr.cast(pa.string())
+    arr = without_views(arr)
     encoded = cast(
         "pa.DictionaryArray[Any, Any]",
         arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr),

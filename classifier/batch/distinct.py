@@ -10,7 +10,7 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from classifier.batch.arrays import Array, is_list, list_offsets, list_spans
+from classifier.batch.arrays import Array, is_list, list_offsets, list_spans, without_views
 from classifier.descriptor import FIELD_NAMES
 
 SAMPLE_ROWS = 1024
@@ -76,8 +76,7 @@ def _key(arr: Array, depth: int) -> Array:
         pieces = [_key(c, depth + 1) for c in children]
         pieces.append(pc.cast(arr.is_null(), pa.string()))
         return _join_columns(pieces, sep)
-    if pa.types.is_string_view(t):
-        arr = arr.cast(pa.string())
+    arr = without_views(arr)
     encoded = cast(
         "pa.DictionaryArray[Any, Any]", pc.dictionary_encode(arr, null_encoding="encode")
     )

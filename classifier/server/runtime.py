@@ -188,8 +188,7 @@ class App:
             observers.append(self.decisions)
         if self.sample is not None:
             observers.append(self.sample)
-        self.pushback = Pushback()
-        self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, self.pushback)
+        self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, Pushback())
         self.explain_budget = ExplainBudget()
         self.explainer = Explainer()
         try:
