@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck proto proto-baseline deploy-rules schemas node-client go-client go-test java-client java-facts bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-client go-client go-test java-client java-facts bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -67,6 +67,9 @@ proto: $(STAMP)  ## regenerate classifier/_proto (and the Node client's copy) fr
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
 	$(BIN)/buf build proto -o proto/released/errorclass-v1.binpb
+
+spec: $(STAMP)  ## regenerate clients/spec (facts.json, the generated vectors) and every client's rendered constants from classifier/ and proto/
+	$(BIN)/python -m tools.spec
 
 schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) from the document models
 	$(BIN)/python tools/gen_schemas.py

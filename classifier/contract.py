@@ -1,0 +1,159 @@
+"""What every client must agree on beyond the proto: one behaviour and one vocabulary.
+
+The proto says what a descriptor and an answer are. This module says the rest
+a client needs, once: the defaults every client calls with (deadline, retries
+and their throttling, the circuit breaker), the runtime contract's vocabulary
+(what only the runtime knows, as attributes), and the convention for failures
+that are not exceptions (a response that ended with a refusal). It is a source
+of `clients/spec/facts.json` (`make spec`, tools/gen_spec.py), which each client
+package renders into its own constants; docs/clients.md explains each fact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+DEADLINE_SECONDS = 0.25
+"""How long a call may take unless the caller says otherwise. A loopback or in-cluster
+call answers in about a millisecond, with a p99 of a few (docs/performance.md): a quarter
+of a second is tens of times that, and short enough that a run's failure handling never
+waits long on a dead service."""
+ATTEMPTS = 3
+"""Tries per call while the server answers UNAVAILABLE (gRPC's retry policy)."""
+RETRY_INITIAL_BACKOFF_SECONDS = 0.05
+RETRY_MAX_BACKOFF_SECONDS = 1.0
+RETRY_BACKOFF_MULTIPLIER = 2
+RETRYABLE_STATUSES = ("UNAVAILABLE",)
+"""Only UNAVAILABLE is retried: the server did not take the call. Classifying is a pure
+function of the descriptor, so the retry is always safe."""
+RETRY_THROTTLING_MAX_TOKENS = 10
+RETRY_THROTTLING_TOKEN_RATIO = 0.1
+"""gRPC's retry throttling: each failed attempt takes a token, each success gives back
+`token_ratio`, and no retry is made while half the tokens or fewer are left, so an
+outage causes no retry storm (gRFC A6)."""
+
+BREAKER_FAILURES = 3
+"""Consecutive service failures that open the breaker."""
+BREAKER_RESET_SECONDS = 2.0
+"""How long an open breaker waits before its first probe; doubled after each failed
+probe, up to BREAKER_MAX_RESET_SECONDS."""
+BREAKER_MAX_RESET_SECONDS = 30.0
+BREAKER_TRIPPING = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "INTERNAL", "UNKNOWN")
+"""Statuses that say the service, not the request, is the problem."""
+BREAKER_OPENS_AT_ONCE = ("DEADLINE_EXCEEDED",)
+"""A hung server: one wait for the deadline is the most a caller pays."""
+
+
+def service_config(service: str, attempts: int = ATTEMPTS) -> dict[str, Any]:
+    """The gRPC service config every client sets on its channel (attempts 1: no retry)."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    method: dict[str, Any] = {"name": [{"service": service}]}
+    if attempts > 1:
+        method["retryPolicy"] = {
+            "maxAttempts": attempts,
+            "initialBackoff": f"{RETRY_INITIAL_BACKOFF_SECONDS}s",
+            "maxBackoff": f"{RETRY_MAX_BACKOFF_SECONDS:g}s",
+            "backoffMultiplier": RETRY_BACKOFF_MULTIPLIER,
+            "retryableStatusCodes": list(RETRYABLE_STATUSES),
+        }
+    return {
+        "methodConfig": [method],
+        "retryThrottling": {
+            "maxTokens": RETRY_THROTTLING_MAX_TOKENS,
+            "tokenRatio": RETRY_THROTTLING_TOKEN_RATIO,
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFact:
+    """An attribute only the runtime can set, with the values the contract gives a meaning.
+
+    `open` facts take another value too (a word, `WORD`), which no bundled rule decides;
+    `count` facts take a whole number.
+    """
+
+    name: str
+    values: tuple[str, ...] = ()
+    open: bool = False
+    count: bool = False
+    meaning: str = ""
+
+
+WORD = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+"""What an open fact's other value must look like."""
+
+RUNTIME_FACTS: tuple[RuntimeFact, ...] = (
+    RuntimeFact(
+        "time_limit",
+        ("tool", "run"),
+        meaning="whose time limit fired: the tool wrapper's own (ToolTimeout) or the run's "
+        "or a step's deadline (Timeout), whatever surfaced",
+    ),
+    RuntimeFact(
+        "veto",
+        ("budget", "quota", "policy"),
+        open=True,
+        meaning="an interceptor declined the next step on purpose (the run pauses)",
+    ),
+    RuntimeFact(
+        "stage",
+        ("load", "parse", "compile", "validate"),
+        meaning="the runtime failed on the agent definition, at this stage",
+    ),
+    RuntimeFact(
+        "provider_calls",
+        count=True,
+        meaning="how many provider calls the run had answered when reconciliation found it gone",
+    ),
+)
+"""The runtime contract's vocabulary (docs/clients.md, "What only the runtime knows")."""
+RUNTIME_FACT_NAMES: tuple[str, ...] = tuple(f.name for f in RUNTIME_FACTS)
+
+FINISH_REASON = "errorclass.FinishReason"
+"""The type of a response that ended with a failure reason."""
+PROMPT_BLOCKED = "errorclass.PromptBlocked"
+"""The type of a prompt the provider refused before generating."""
+RESPONSE_FAILURE = "errorclass.ResponseFailure"
+"""The supertype of both."""
+
+FAILURE_REASONS: dict[str, tuple[str, ...]] = {
+    # chat completions finish_reason; Responses incomplete_details.reason (Azure OpenAI too)
+    "openai": ("content_filter",),
+    "anthropic": ("refusal",),
+    # google-genai FinishReason
+    "gemini": (
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+    ),
+    # Converse stopReason
+    "bedrock": ("guardrail_intervened", "content_filtered"),
+}
+"""Finish and stop reasons that are the provider refusing or filtering, by the API that
+spells them. A client treats every one as a failure whatever the provider label, since
+an API is reached under many names (Azure OpenAI, Vertex)."""
+CUTOFF_REASONS: tuple[str, ...] = (
+    "length",
+    "max_tokens",
+    "MAX_TOKENS",
+    "model_context_window_exceeded",
+)
+"""Length cut-offs: model misbehaviour (Unknown by the taxonomy), never sent as failures."""
+NOT_BLOCKED: tuple[str, ...] = ("", "BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED")
+"""Block reasons that say the prompt was not blocked."""
+
+MAX_BODY_BYTES = 256 * 1024
+"""A provider error body larger than this (UTF-8 bytes) is not read: an error body is small,
+and a large one is not an error body."""
+FINISH_REASON_MESSAGE = "The {provider} response ended with the failure finish reason {reason}."
+PROMPT_BLOCKED_MESSAGE = "The {provider} API blocked the prompt ({reason})."
+"""The descriptor's message for each, word for word in every client."""
