@@ -2,6 +2,7 @@ package errorclass
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,25 +11,14 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
 
-// DefaultTimeout is how long a call may take unless the call's context says less: the
-// Python client's default. A loopback or in-cluster call answers in about a millisecond;
-// a quarter of a second is tens of times that, and a run's failure handling never waits
-// long on a dead service.
-const DefaultTimeout = 250 * time.Millisecond
-
-// DefaultAttempts is the tries per call while the server is UNAVAILABLE (gRPC's retry
-// policy, as the Python client's; 1 turns retries off). Nothing else is retried, and the
-// channel's retry throttling stops retries while most calls fail: no retry storm.
-const DefaultAttempts = 3
-
-// Client is a channel to one classifier server. Close it when done.
+// Client is a channel to one classifier server, safe for concurrent use. Close it
+// when done.
 type Client struct {
 	target  string
 	conn    *grpc.ClientConn
@@ -37,80 +27,74 @@ type Client struct {
 	breaker *breaker
 }
 
-type settings struct {
-	timeout  time.Duration
-	attempts int
-	creds    credentials.TransportCredentials
-	breaker  bool
-	failures int
-	reset    time.Duration
-	maxReset time.Duration
-	extra    []grpc.DialOption
-}
+// ErrBreakerOpen is the cause (errors.Is) of an *Unclassified the circuit breaker
+// answered without calling the service: it kept failing, and a probe in the background
+// asks it again.
+var ErrBreakerOpen = errors.New("errorclass: circuit open: the service kept failing; not called")
 
-// DialOption configures Dial.
-type DialOption func(*settings)
-
-// WithTimeout sets the per-call deadline (a shorter one on the call's context wins).
-func WithTimeout(d time.Duration) DialOption { return func(s *settings) { s.timeout = d } }
-
-// WithAttempts sets the tries per call while the server is UNAVAILABLE (1: no retry).
-func WithAttempts(n int) DialOption { return func(s *settings) { s.attempts = max(n, 1) } }
-
-// WithTransportCredentials sets TLS (the default is a plaintext channel).
-func WithTransportCredentials(c credentials.TransportCredentials) DialOption {
-	return func(s *settings) { s.creds = c }
-}
-
-// WithoutBreaker turns the circuit breaker off.
-func WithoutBreaker() DialOption { return func(s *settings) { s.breaker = false } }
-
-// WithBreaker sets when the breaker opens (consecutive failures) and when it first probes.
-func WithBreaker(failures int, reset time.Duration) DialOption {
-	return func(s *settings) { s.breaker, s.failures, s.reset = true, failures, reset }
-}
-
-// WithGRPCOptions adds grpc-go dial options.
-func WithGRPCOptions(opts ...grpc.DialOption) DialOption {
-	return func(s *settings) { s.extra = append(s.extra, opts...) }
-}
-
-// serviceConfig retries UNAVAILABLE briefly (as the Python client's service config),
-// throttled: once about half the recent calls failed, the channel stops retrying.
-func serviceConfig(attempts int) string {
-	retry := ""
-	if attempts > 1 {
-		retry = fmt.Sprintf(`,"retryPolicy":{"maxAttempts":%d,"initialBackoff":"0.05s","maxBackoff":"1s",`+
-			`"backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}`, attempts)
+// serviceConfig is the service config of facts.json (serviceConfigJSON) with attempts
+// tries per call; 1 leaves the retry policy out and keeps the throttling.
+func serviceConfig(attempts int) (string, error) {
+	if attempts == DefaultAttempts {
+		return serviceConfigJSON, nil
 	}
-	return `{"methodConfig":[{"name":[{"service":"errorclass.v1.ErrorClassifier"}]` + retry + `}],` +
-		`"retryThrottling":{"maxTokens":10,"tokenRatio":0.1}}`
+	var config map[string]any
+	if err := json.Unmarshal([]byte(serviceConfigJSON), &config); err != nil {
+		return "", err
+	}
+	for _, method := range config["methodConfig"].([]any) {
+		method := method.(map[string]any)
+		if attempts > 1 {
+			method["retryPolicy"].(map[string]any)["maxAttempts"] = attempts
+		} else {
+			delete(method, "retryPolicy")
+		}
+	}
+	data, err := json.Marshal(config)
+	return string(data), err
 }
 
-// Dial makes a client of the server at target (host:port). The connection is made
-// lazily: Dial fails only on a bad target or option, never because the server is down.
-func Dial(target string, opts ...DialOption) (*Client, error) {
-	s := settings{
+// NewClient makes a client of the classifier server at target (host:port, or any
+// grpc-go target such as dns:///classifier:50051). The connection is made lazily, as
+// grpc.NewClient makes it: NewClient fails only on a bad target or option, never
+// because the server is down. Each call has a deadline (DefaultTimeout), UNAVAILABLE is
+// retried (DefaultAttempts tries, throttled by the channel: no retry storm), and a
+// circuit breaker stops calling a service that keeps failing. When the service cannot
+// answer, the call's error is an *Unclassified that keeps the descriptors.
+func NewClient(target string, opts ...ClientOption) (*Client, error) {
+	c := clientConfig{
 		timeout: DefaultTimeout, attempts: DefaultAttempts, creds: insecure.NewCredentials(),
 		breaker: true, failures: DefaultBreakerFailures, reset: DefaultBreakerReset, maxReset: MaxBreakerReset,
 	}
 	for _, opt := range opts {
-		opt(&s)
+		if opt != nil {
+			opt.applyClient(&c)
+		}
+	}
+	config, err := serviceConfig(c.attempts)
+	if err != nil {
+		return nil, fmt.Errorf("errorclass: service config: %w", err)
 	}
 	dial := append([]grpc.DialOption{
-		grpc.WithTransportCredentials(s.creds),
-		grpc.WithDefaultServiceConfig(serviceConfig(s.attempts)),
-	}, s.extra...)
+		grpc.WithTransportCredentials(c.creds),
+		grpc.WithDefaultServiceConfig(config),
+	}, c.dial...)
 	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {
-		return nil, fmt.Errorf("errorclass: dial %s: %w", target, err)
+		return nil, fmt.Errorf("errorclass: client of %s: %w", target, err)
 	}
-	c := &Client{target: target, conn: conn, stub: errorclassv1.NewErrorClassifierClient(conn), timeout: s.timeout}
-	if s.breaker {
-		c.breaker = newBreaker(c.probe, s.failures, s.reset, max(s.maxReset, s.reset))
+	client := &Client{target: target, conn: conn, stub: errorclassv1.NewErrorClassifierClient(conn), timeout: c.timeout}
+	if c.breaker {
+		client.breaker = newBreaker(client.probe, c.failures, c.reset, c.maxReset)
 	}
-	return c, nil
+	return client, nil
 }
+
+// Dial is NewClient's former name, kept for the callers that use it.
+//
+// Deprecated: use NewClient (as grpc-go deprecated grpc.Dial for grpc.NewClient). Dial
+// behaves exactly as NewClient and stays throughout v0.
+func Dial(target string, opts ...DialOption) (*Client, error) { return NewClient(target, opts...) }
 
 // Close stops the breaker's probe and closes the channel.
 func (c *Client) Close() error {
@@ -125,21 +109,28 @@ func (c *Client) Stub() errorclassv1.ErrorClassifierClient { return c.stub }
 
 // Classify describes err (Describe) and classifies it. When the service cannot answer
 // the error is an *Unclassified holding the descriptor; a descriptor the service refuses
-// is a *DescriptorError naming each field.
-func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Origin, provider string, opts ...Option) (*errorclassv1.ClassifyResponse, error) {
-	d := Describe(err, origin, provider, opts...)
+// is a *DescriptorError naming each field; a runtime fact the contract refuses (an
+// option's value) is a *FactError, and nothing is sent.
+func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Origin, provider string, opts ...DescribeOption) (*errorclassv1.ClassifyResponse, error) {
+	config := newDescribeConfig(opts)
+	if config.err != nil {
+		return nil, config.err
+	}
+	d := describe(err, origin, provider, config)
 	if d == nil {
 		return nil, errors.New("errorclass: Classify of a nil error")
 	}
 	return c.ClassifyDescriptor(ctx, d)
 }
 
-// ClassifyDescriptor classifies a descriptor (Describe's, or one kept from an outage).
+// ClassifyDescriptor classifies a descriptor (a builder's, or one kept from an outage).
+// Text that is not UTF-8 is sent with each bad byte as U+FFFD (protobuf would refuse to
+// send it); everything else is the service's to check.
 func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.ExceptionDescriptor) (*errorclassv1.ClassifyResponse, error) {
 	var answer *errorclassv1.ClassifyResponse
 	err := c.call(ctx, func(ctx context.Context) error {
 		var err error
-		answer, err = c.stub.Classify(ctx, &errorclassv1.ClassifyRequest{Descriptor_: d})
+		answer, err = c.stub.Classify(ctx, &errorclassv1.ClassifyRequest{Descriptor_: utf8Descriptor(d)})
 		return err
 	})
 	if err != nil {
@@ -153,7 +144,7 @@ func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.Excepti
 func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.ExceptionDescriptor) ([]*errorclassv1.ClassifyResponse, error) {
 	request := &errorclassv1.ClassifyBatchRequest{}
 	for _, d := range ds {
-		request.Requests = append(request.Requests, &errorclassv1.ClassifyRequest{Descriptor_: d})
+		request.Requests = append(request.Requests, &errorclassv1.ClassifyRequest{Descriptor_: utf8Descriptor(d)})
 	}
 	var answer *errorclassv1.ClassifyBatchResponse
 	err := c.call(ctx, func(ctx context.Context) error {
@@ -170,7 +161,7 @@ func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.Exception
 // call runs send through the breaker with the per-call deadline.
 func (c *Client) call(ctx context.Context, send func(context.Context) error) error {
 	if c.breaker != nil && !c.breaker.allow() {
-		return status.Errorf(codes.Unavailable, "circuit open: %s kept failing; not called (probing in the background)", c.target)
+		return ErrBreakerOpen
 	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
@@ -179,16 +170,16 @@ func (c *Client) call(ctx context.Context, send func(context.Context) error) err
 	}
 	err := send(ctx)
 	if c.breaker != nil {
-		if err == nil {
-			c.breaker.succeeded()
-		} else {
-			c.breaker.failed(status.Code(err))
-		}
+		c.breaker.result(status.Code(err))
 	}
 	return err
 }
 
 func (c *Client) failure(err error, ds []*errorclassv1.ExceptionDescriptor) error {
+	if errors.Is(err, ErrBreakerOpen) {
+		message := fmt.Sprintf("circuit open: %s kept failing; not called (a probe asks it again)", c.target)
+		return &Unclassified{Descriptors: ds, Code: codes.Unavailable, Message: message, Err: err}
+	}
 	st, _ := status.FromError(err)
 	if st.Code() == codes.InvalidArgument {
 		return descriptorError(st)
@@ -208,8 +199,9 @@ func (c *Client) probe() bool {
 }
 
 // Unclassified is the service not answering (down, overloaded, past the deadline, the
-// breaker open). It is not Unknown: Unknown means no rule matched. Keep Descriptors and
-// classify them later (ClassifyBatch); never store Unknown (0) for an outage.
+// breaker open: then errors.Is(err, ErrBreakerOpen)). It is not Unknown: Unknown means
+// no rule matched. Keep Descriptors, in the order sent, and classify them later
+// (ClassifyBatch); never store Unknown (0) for an outage.
 type Unclassified struct {
 	Descriptors []*errorclassv1.ExceptionDescriptor
 	Code        codes.Code
@@ -229,12 +221,6 @@ func (u *Unclassified) Descriptor() *errorclassv1.ExceptionDescriptor {
 		return nil
 	}
 	return u.Descriptors[0]
-}
-
-// FieldViolation is one field the service refused, in its words.
-type FieldViolation struct {
-	Field       string
-	Description string
 }
 
 // DescriptorError is INVALID_ARGUMENT: the descriptor is malformed; the service named

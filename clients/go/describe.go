@@ -1,5 +1,8 @@
 // Package errorclass turns a Go error into the classifier's exception descriptor
-// (Describe) and asks the classifier service for its class (Dial, Client.Classify).
+// (Describe), as well as a failed HTTP response (DescribeResponse) and a response that
+// returned normally but ended with a refusal or a filter (DescribeResponseJSON,
+// DescribeFinishReason), and asks the classifier service for its class (NewClient,
+// Client.Classify).
 //
 // Go errors carry little by type: a failure is a chain of wrappers (*url.Error around
 // *net.OpError around a syscall error, fmt.Errorf's %w, errors.Join) and an SDK keeps
@@ -13,7 +16,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"unicode/utf8"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
@@ -31,58 +33,18 @@ const (
 	AttrContext = "context"
 )
 
-// The runtime contract's attributes (tests/conformance/runtime/README.md): what only the
-// runtime knows. Set them with the options below, never by hand.
-const (
-	attrTimeLimit     = "time_limit"
-	attrVeto          = "veto"
-	attrStage         = "stage"
-	attrProviderCalls = "provider_calls"
-)
-
-// Option adds what only the runtime knows to a descriptor.
-type Option func(d *errorclassv1.ExceptionDescriptor)
-
-// ToolTimeLimit says the tool wrapper's own time limit fired (origin tool): ToolTimeout.
-func ToolTimeLimit() Option { return Attribute(attrTimeLimit, "tool") }
-
-// RunTimeLimit says the run's (or step's) deadline fired: Timeout.
-func RunTimeLimit() Option { return Attribute(attrTimeLimit, "run") }
-
-// Veto says an interceptor vetoed the next step on purpose (origin interceptor):
-// "budget", "quota" or "policy".
-func Veto(kind string) Option { return Attribute(attrVeto, kind) }
-
-// DefinitionStage says the runtime failed on the agent definition (origin runtime):
-// "load", "parse", "compile" or "validate".
-func DefinitionStage(stage string) Option { return Attribute(attrStage, stage) }
-
-// ProviderCalls is the count orphaned-run reconciliation found (origin reconciler).
-func ProviderCalls(n int) Option { return Attribute(attrProviderCalls, fmt.Sprint(n)) }
-
-// Attribute sets any other attribute the runtime knows (kept within the limits).
-func Attribute(key, value string) Option {
-	return func(d *errorclassv1.ExceptionDescriptor) {
-		if key == "" || utf8.RuneCountInString(key) > MaxAttributeKeyChars {
-			return
-		}
-		if _, ok := d.Attributes[key]; !ok && len(d.Attributes) >= MaxAttributes {
-			return
-		}
-		if d.Attributes == nil {
-			d.Attributes = map[string]string{}
-		}
-		d.Attributes[key] = cut(value, MaxAttributeValueChars)
-	}
-}
-
 // Describe builds the descriptor of err: its %T and message, the chain below it (through
 // Unwrap() error and Unwrap() []error, depth first, each error once, at most MaxCauses)
 // as causes, and the evidence the errors carry: the HTTP status, the provider's code and
 // the gRPC status (the first error in the chain that has each, outermost first), the
-// provider's error body, timeouts and the context's deadline or cancel. It never fails
-// and never panics; a nil err gives nil.
-func Describe(err error, origin errorclassv1.Origin, provider string, opts ...Option) *errorclassv1.ExceptionDescriptor {
+// provider's error body, timeouts and the context's deadline or cancel; then the
+// options' attributes, and Fit, so the service never refuses it. It never fails and
+// never panics; a nil err gives nil.
+func Describe(err error, origin errorclassv1.Origin, provider string, opts ...DescribeOption) *errorclassv1.ExceptionDescriptor {
+	return describe(err, origin, provider, newDescribeConfig(opts))
+}
+
+func describe(err error, origin errorclassv1.Origin, provider string, opts *describeConfig) *errorclassv1.ExceptionDescriptor {
 	if err == nil {
 		return nil
 	}
@@ -91,7 +53,7 @@ func Describe(err error, origin errorclassv1.Origin, provider string, opts ...Op
 		Type:       typeName(err),
 		Origin:     origin,
 		Language:   Language,
-		Provider:   cut(strings.ToLower(strings.TrimSpace(provider)), MaxLabelChars),
+		Provider:   provider,
 		HttpStatus: top.status,
 		GrpcStatus: top.grpc,
 		Code:       top.code,
@@ -103,8 +65,7 @@ func Describe(err error, origin errorclassv1.Origin, provider string, opts ...Op
 	for _, e := range below {
 		ev := evidenceOf(e)
 		d.Causes = append(d.Causes, &errorclassv1.Cause{
-			Type: typeName(e), Message: cut(message(e), MaxMessageChars),
-			HttpStatus: ev.status, GrpcStatus: ev.grpc, Code: ev.code,
+			Type: typeName(e), Message: message(e), HttpStatus: ev.status, GrpcStatus: ev.grpc, Code: ev.code,
 		})
 		if d.HttpStatus == nil {
 			d.HttpStatus = ev.status
@@ -123,23 +84,22 @@ func Describe(err error, origin errorclassv1.Origin, provider string, opts ...Op
 		}
 		timeout = timeout || ev.timeout
 	}
-	d.Message = cut(withMessage(message(err), said), MaxMessageChars)
+	d.Message = withMessage(message(err), said)
+	d.Attributes = map[string]string{}
 	for k, v := range attrs {
-		Attribute(k, v)(d)
+		d.Attributes[k] = v
 	}
 	if timeout {
-		Attribute(AttrTimeout, "true")(d)
+		d.Attributes[AttrTimeout] = "true"
 	}
 	switch {
 	case holds(err, below, context.DeadlineExceeded):
-		Attribute(AttrContext, "deadline_exceeded")(d)
+		d.Attributes[AttrContext] = "deadline_exceeded"
 	case holds(err, below, context.Canceled):
-		Attribute(AttrContext, "canceled")(d)
+		d.Attributes[AttrContext] = "canceled"
 	}
-	for _, opt := range opts {
-		opt(d)
-	}
-	return d
+	d.Attributes = opts.apply(d.Attributes)
+	return Fit(d)
 }
 
 // withMessage is text, followed by the provider's own message when text lacks it
@@ -216,9 +176,7 @@ func key(e error) any {
 	return [2]any{v.Type(), message(e)}
 }
 
-func typeName(e error) string {
-	return cut(fmt.Sprintf("%T", e), MaxTypeNameChars)
-}
+func typeName(e error) string { return fmt.Sprintf("%T", e) }
 
 // message is e.Error(), or the panic's text when Error panics (a typed nil pointer).
 func message(e error) (text string) {
@@ -254,19 +212,4 @@ func is(e, target error) (same bool) {
 		return x.Is(target)
 	}
 	return false
-}
-
-// cut keeps the first limit characters (code points, as the service counts them).
-func cut(text string, limit int) string {
-	if utf8.RuneCountInString(text) <= limit {
-		return text
-	}
-	n := 0
-	for i := range text {
-		if n == limit {
-			return text[:i]
-		}
-		n++
-	}
-	return text
 }

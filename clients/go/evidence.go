@@ -1,17 +1,17 @@
 package errorclass
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"math"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/status"
 )
-
-// maxBodyBytes: larger bodies are not parsed (an error body is small), as
-// classifier/client/http_bodies.py.
-const maxBodyBytes = 256 * 1024
 
 // evidence is what one error in the chain says beyond its type and text.
 type evidence struct {
@@ -59,15 +59,12 @@ func evidenceOf(e error) (ev evidence) {
 		ErrorCode() string
 		ErrorMessage() string
 	}); ok {
-		ev.code = strings.TrimSpace(a.ErrorCode())
-		ev.message = strings.TrimSpace(a.ErrorMessage())
+		ev.code = strip(a.ErrorCode())
+		ev.message = strip(a.ErrorMessage())
 	}
 	fields(e, &ev)
 	if r, ok := e.(interface{ RawJSON() string }); ok {
 		ev.body(r.RawJSON())
-	}
-	if ev.code != "" {
-		ev.code = cut(ev.code, MaxCodeChars)
 	}
 	return ev
 }
@@ -104,7 +101,7 @@ func fields(e error, ev *evidence) {
 		}
 		return
 	}
-	if code, ok := stringField(v, "Code"); ok && ev.code == "" && !ev.isStatus(code) {
+	if code, ok := stringField(v, "Code"); ok && ev.code == "" && !repeatsStatus(code, ev.status) {
 		ev.code = code
 	}
 	if event := v.FieldByName("Event"); event.IsValid() && event.Kind() == reflect.Struct {
@@ -116,92 +113,180 @@ func fields(e error, ev *evidence) {
 	}
 }
 
-// body reads a provider's error body as classifier/client/http_bodies.py does:
-//   - AWS JSON `{"__type": "...#ValidationException"}`: the code is that type;
-//   - Anthropic `{"type": "error", "error": {"type", "message", "details": {"error_code"}}}`:
-//     the code is error.type, details.error_code the attribute error_code;
-//   - Google `{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}`: the code is
-//     error.status, and so is the gRPC status;
-//   - OpenAI, Azure `{"error": {"code", "message", "type"}}` (openai-go keeps the inner
-//     object alone): the code is error.code unless it only repeats the HTTP status.
+// body fills what the error's fields left empty from the provider's error body it
+// keeps (readErrorBody, the spec's error_body rules).
 func (ev *evidence) body(text string) {
-	if text == "" || len(text) > maxBodyBytes {
-		return
+	b := readErrorBody(ev.status, nil, text)
+	if ev.code == "" {
+		ev.code = b.code
 	}
-	var data map[string]any
-	if json.Unmarshal([]byte(text), &data) != nil {
-		return
-	}
-	if awsType, ok := data["__type"].(string); ok && ev.code == "" {
-		name := strings.SplitN(awsType, ":", 2)[0]
-		ev.code = strings.TrimSpace(name[strings.LastIndex(name, "#")+1:])
-		if ev.message == "" {
-			ev.message = textOf(data["message"]) + textOf(data["Message"])
-		}
-		return
-	}
-	inner, ok := data["error"].(map[string]any)
-	if !ok {
-		if _, hasCode := data["code"]; !hasCode {
-			return
-		}
-		inner = data // openai-go's RawJSON: the error object itself
+	if ev.grpc == nil {
+		ev.grpc = b.grpc
 	}
 	if ev.message == "" {
-		ev.message = textOf(inner["message"])
+		ev.message = b.message
 	}
-	if data["type"] == "error" {
-		if kind := textOf(inner["type"]); kind != "" {
-			if ev.code == "" {
-				ev.code = kind
-			}
-			if details, ok := inner["details"].(map[string]any); ok {
-				if code := textOf(details["error_code"]); code != "" {
-					ev.attributes = map[string]string{"error_code": code}
-				}
-			}
-			return
+	if ev.attributes == nil && len(b.attributes) > 0 {
+		ev.attributes = b.attributes
+	}
+}
+
+// bodyEvidence is what a provider's HTTP error says beyond its status.
+type bodyEvidence struct {
+	code       string
+	grpc       *int32
+	message    string
+	attributes map[string]string
+}
+
+// readErrorBody reads a provider's HTTP error (the status when known, the headers, the
+// body as text) as every client reads it (clients/spec/README.md, error_body). A body
+// larger than MaxBodyBytes, not JSON, or not a JSON object gives nothing from the body.
+// Then, in order:
+//  1. AWS JSON (Bedrock): the header x-amzn-ErrorType when not blank, else the body's
+//     __type; its text before the first ":", after the last "#", stripped, is the code,
+//     the body's message (else Message) the message.
+//  2. An error object is the error: its message is the message, and with the body's type
+//     "error" and a text error.type (Anthropic) the code is error.type and
+//     error.details.error_code the attribute error_code; else with an error.status that is
+//     a gRPC status name (Google) that name is the code and its number the gRPC status;
+//     else (OpenAI, Azure OpenAI) the code is error.code, text or a whole number, unless it
+//     only repeats the HTTP status (Azure's "429").
+//  3. A text error ({"error": "model not found"}) is the message.
+//  4. A body whose message is text and that has no error is the error object itself (an
+//     SDK that keeps the inner object, a provider with no envelope), read as in 2 without
+//     the Anthropic case.
+func readErrorBody(status *int32, header http.Header, text string) bodyEvidence {
+	var body map[string]any
+	if len(text) <= MaxBodyBytes {
+		body = jsonObject(text)
+	}
+	code := awsErrorType(headerValue(header, "x-amzn-ErrorType"))
+	if code == "" {
+		code = awsErrorType(textOf(body["__type"]))
+	}
+	if code != "" {
+		message := textOf(body["message"])
+		if message == "" {
+			message = textOf(body["Message"])
 		}
+		return bodyEvidence{code: code, message: message}
+	}
+	switch inner := body["error"].(type) {
+	case map[string]any:
+		return errorObject(body, inner, status, true)
+	case string:
+		return bodyEvidence{message: strip(inner)}
+	case nil:
+		if _, ok := body["message"].(string); ok {
+			return errorObject(body, body, status, false)
+		}
+	}
+	return bodyEvidence{}
+}
+
+// errorObject reads an error object (the body's error, or the body itself).
+func errorObject(body, inner map[string]any, status *int32, anthropic bool) bodyEvidence {
+	out := bodyEvidence{message: textOf(inner["message"])}
+	if kind, ok := inner["type"].(string); ok && anthropic && body["type"] == "error" {
+		out.code = strip(kind)
+		if details, ok := inner["details"].(map[string]any); ok {
+			if detail := textOf(details["error_code"]); detail != "" {
+				out.attributes = map[string]string{"error_code": detail}
+			}
+		}
+		return out
 	}
 	if name := textOf(inner["status"]); name != "" {
-		if _, known := grpcCodes[name]; known {
-			ev.googleStatus(name)
-			return
+		if n, known := grpcCodes[name]; known {
+			out.code, out.grpc = name, &n
+			return out
 		}
 	}
-	if ev.code != "" {
-		return
+	if code := codeText(inner["code"]); code != "" && !repeatsStatus(code, status) {
+		out.code = code
 	}
-	switch code := inner["code"].(type) {
+	return out
+}
+
+// codeText is a provider's code: text, stripped, or a whole number written in decimal.
+func codeText(value any) string {
+	switch v := value.(type) {
 	case string:
-		if c := strings.TrimSpace(code); !ev.isStatus(c) {
-			ev.code = c
+		return strip(v)
+	case json.Number:
+		if n, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return strconv.FormatInt(n, 10)
 		}
-	case float64:
-		if c := strconv.FormatFloat(code, 'f', -1, 64); !ev.isStatus(c) {
-			ev.code = c
+		if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatFloat(f, 'f', 0, 64)
 		}
 	}
+	return ""
+}
+
+// repeatsStatus: a code that only repeats the HTTP status (Azure's "429") is no code.
+func repeatsStatus(code string, status *int32) bool {
+	return status != nil && code == strconv.Itoa(int(*status))
+}
+
+// awsErrorType is the error type of an AWS JSON error (x-amzn-ErrorType or __type):
+// ThrottlingException of "ThrottlingException:http://internal.amazon.com/..." and
+// ValidationException of "com.amazon.bedrock#ValidationException".
+func awsErrorType(value string) string {
+	name, _, _ := strings.Cut(value, ":")
+	return strip(name[strings.LastIndex(name, "#")+1:])
+}
+
+// headerValue is the header's first value, its name in any case.
+func headerValue(header http.Header, name string) string {
+	if v := header.Get(name); v != "" {
+		return v
+	}
+	for key, values := range header {
+		if strings.EqualFold(key, name) && len(values) > 0 {
+			return values[0]
+		}
+	}
+	return ""
+}
+
+// jsonObject is text parsed as one JSON object (numbers kept as written), or nil.
+func jsonObject(text string) map[string]any {
+	value, ok := parseJSON([]byte(text))
+	if !ok {
+		return nil
+	}
+	object, _ := value.(map[string]any)
+	return object
+}
+
+// parseJSON is data as one JSON value, numbers as json.Number; ok is false for anything
+// else (trailing text included).
+func parseJSON(data []byte) (value any, ok bool) {
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.UseNumber()
+	if decoder.Decode(&value) != nil {
+		return nil, false
+	}
+	if _, err := decoder.Token(); err != io.EOF {
+		return nil, false
+	}
+	return value, true
 }
 
 // googleStatus takes a Google status name (RESOURCE_EXHAUSTED) as the code and gRPC status.
 func (ev *evidence) googleStatus(name string) {
-	name = strings.TrimSpace(name)
-	n, known := grpcCodes[name]
+	n, known := grpcCodes[strip(name)]
 	if !known {
 		return
 	}
 	if ev.code == "" {
-		ev.code = name
+		ev.code = strip(name)
 	}
 	if ev.grpc == nil {
 		ev.grpc = &n
 	}
-}
-
-// isStatus: a code that only repeats the HTTP status (Azure's "429") is not a code.
-func (ev *evidence) isStatus(code string) bool {
-	return code == "" || (ev.status != nil && code == strconv.Itoa(int(*ev.status)))
 }
 
 func intField(v reflect.Value, name string) (int, bool) {
@@ -221,13 +306,14 @@ func stringField(v reflect.Value, name string) (string, bool) {
 	if !f.IsValid() || f.Kind() != reflect.String {
 		return "", false
 	}
-	text := strings.TrimSpace(f.String())
+	text := strip(f.String())
 	return text, text != ""
 }
 
+// textOf is a JSON value's text, stripped ("" for anything but text).
 func textOf(v any) string {
 	text, _ := v.(string)
-	return strings.TrimSpace(text)
+	return strip(text)
 }
 
 func httpStatus(n int) *int32 {

@@ -1,8 +1,10 @@
 """The Go client module (clients/go): generated files, its README's commands, a real program.
 
-- Regenerating (tools/gen_go_client.py: version.go, facts.go, the buf-generated stubs)
-  into a temporary folder gives the committed files byte for byte, so the module carries
-  the Python package's version, the limits of classifier/limits.py and the proto as it is.
+- Regenerating the buf-generated stubs (tools/gen_go_client.py) into a temporary folder
+  gives the committed files byte for byte, so the module carries the proto as it is; its
+  constants (facts.go, version.go) are rendered from clients/spec/facts.json by
+  tools/spec/render_go.py, whose drift test is tests/clients/test_spec.py, and the
+  rendered text is as gofmt writes it.
 - The README's two blocks run as written in a new module outside the repository (a
   `replace` to clients/go, then `go get` of the version): the program times a real
   `http.Client` out against a loopback server that never answers, describes the error
@@ -25,6 +27,8 @@ from classifier.server import GrpcServer
 from tests.conformance.go_drivers import go_environment
 from tests.support import ROOT
 from tools import gen_go_client
+from tools.spec import render_go
+from tools.spec.facts import facts, version
 
 MODULE = ROOT / "clients" / "go"
 README = MODULE / "README.md"
@@ -38,7 +42,7 @@ def blocks(kind: str) -> list[str]:
     return re.findall(rf"<!-- run: {kind} -->\n```\w+\n(.*?)```", README.read_text(), re.S)
 
 
-def test_regenerating_gives_the_committed_files(tmp_path: Path) -> None:
+def test_regenerating_the_stubs_gives_the_committed_files(tmp_path: Path) -> None:
     written = gen_go_client.generate(tmp_path)
     assert written
     for path in written:
@@ -53,10 +57,21 @@ def test_regenerating_gives_the_committed_files(tmp_path: Path) -> None:
     assert committed_stubs <= generated, committed_stubs - generated
 
 
+def test_the_rendered_constants_are_as_gofmt_writes_them(tmp_path: Path) -> None:
+    """`make spec` needs no Go, so render_go writes gofmt's layout itself: gofmt keeps it."""
+    rendered = render_go.render(facts())
+    assert {p.name for p in rendered} == {"facts.go", "version.go"}
+    for path, text in rendered.items():
+        (tmp_path / path.name).write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        ["gofmt", "-l", str(tmp_path)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "", f"gofmt would change {done.stdout}"
+
+
 def test_the_module_is_versioned_with_the_python_package() -> None:
-    version = gen_go_client.version()
-    assert f'const Version = "{version}"' in (MODULE / "version.go").read_text()
-    assert f"clients/go@v{version}" in README.read_text()
+    assert f'const Version = "{version()}"' in (MODULE / "version.go").read_text()
+    assert f"clients/go@v{version()}" in README.read_text()
 
 
 @pytest.fixture
@@ -117,7 +132,7 @@ import (
 
 // A descriptor with no type: the real server answers INVALID_ARGUMENT naming the field.
 func main() {
-	client, err := errorclass.Dial(os.Getenv("CLASSIFIER_ADDR"), errorclass.WithTimeout(10*time.Second))
+	client, err := errorclass.NewClient(os.Getenv("CLASSIFIER_ADDR"), errorclass.WithTimeout(10*time.Second))
 	if err != nil {
 		panic(err)
 	}

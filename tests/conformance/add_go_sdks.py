@@ -4,11 +4,14 @@
 
 Each Go driver (tests/conformance/go_drivers.py GO_SDKS) is appended, at the end of the
 `sdks: [...]` line, to every scenario of an API it calls where the call fails: an error
-status, a transport fault, a stream that is cut or carries an error event. Left out:
-a 2xx answer (a finish reason or refusal: the Go module has no response helper, so the
-call returns normally and there is nothing to describe), and, for the raw net/http client
-and langchaingo (which hand an error event over as data, or skip it), a stream whose only
-failure is an error event inside it. A driver already listed is not added twice.
+status, a transport fault, a stream that is cut or carries an error event; and, for the
+drivers that describe what returned with errorclass.DescribeResponseJSON (RESPONSES), a
+2xx answer (a finish reason or refusal, the convention's pairs), streamed too for those
+that read an SDK's stream (STREAMS). Left out: langchaingo on a 2xx (it keeps no finish
+reason to describe), the raw net/http client on a stream that returns (like the other
+raw clients), and, for both (which hand an error event over as data, or skip it), a
+stream whose only failure is an error event inside it. A driver already listed is not
+added twice.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from tests.conformance.go_drivers import GO_SDKS
 from tests.conformance.loader import SCENARIO_DIR, Scenario, load_scenarios
 
 EVENTS_AS_DATA = ("go.http", "go.langchaingo-openai")
+STREAMS = ("go.openai", "go.gobreaker", "go.anthropic", "go.genai", "go.bedrock")
+RESPONSES = (*STREAMS, "go.http")
 SDKS = re.compile(r"^(\s*sdks:\s*\[)([^\]]*)(\].*)$")
 BLOCK = re.compile(r"^\s*sdks:\s*$")
 ITEM = re.compile(r"^(\s*-\s+)(\S+)\s*$")
@@ -41,11 +46,13 @@ def runs(sdk: str, scenario: Scenario) -> bool:
     if scenario.api not in GO_SDKS[sdk]:
         return False
     if scenario.response is not None:
-        return scenario.response.status >= 400
+        return scenario.response.status >= 400 or sdk in RESPONSES
     if scenario.stream is not None:
         if scenario.stream.then == "cut":
             return True
-        return error_event(scenario) and sdk not in EVENTS_AS_DATA
+        if error_event(scenario):
+            return sdk not in EVENTS_AS_DATA
+        return sdk in STREAMS  # it returns, ending with a finish reason
     return True  # a fault
 
 

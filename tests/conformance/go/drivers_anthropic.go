@@ -1,6 +1,8 @@
 package main
 
-// anthropic-sdk-go: messages.New (NewStreaming when the scenario streams). Retries off.
+// anthropic-sdk-go: messages.New (NewStreaming when the scenario streams). Retries off. A
+// message that returns (stop_reason refusal) is described from its RawJSON() (a stream's
+// events, in order).
 import (
 	"context"
 
@@ -22,11 +24,13 @@ func init() {
 		if s.Stream {
 			stream := client.Messages.NewStreaming(ctx, params)
 			defer stream.Close()
+			var events []anthropic.MessageStreamEventUnion
 			for stream.Next() {
+				events = append(events, stream.Current())
 			}
-			return result{err: stream.Err()}
+			return returned(events, stream.Err(), "")
 		}
-		_, err := client.Messages.New(ctx, params)
-		return result{err: err}
+		message, err := client.Messages.New(ctx, params)
+		return returned(message, err, "")
 	})
 }

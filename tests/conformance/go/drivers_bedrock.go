@@ -4,7 +4,9 @@ package main
 // converse_stream when the scenario streams; also invoke_model and
 // invoke_model_with_response_stream), as py_boto3.py and bedrock.mjs call them.
 // aws.NopRetryer (one attempt), static dummy credentials (no credential chain, no IMDS),
-// an http.Client with the suite's timeout.
+// an http.Client with the suite's timeout. A Converse that returns (stopReason
+// guardrail_intervened) is described from its output (encoding/json writes StopReason), a
+// ConverseStream's messageStop with errorclass.DescribeFinishReason.
 import (
 	"context"
 	"net/http"
@@ -12,39 +14,49 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	errorclass "github.com/errorclass/classifier/clients/go"
+	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
 
 const invokeBody = `{"anthropic_version": "bedrock-2023-05-31", "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello."}]}`
 
-func bedrockCall(ctx context.Context, client *bedrockruntime.Client, operation, model string) error {
+func bedrockCall(ctx context.Context, client *bedrockruntime.Client, operation, model string) result {
 	messages := []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}}
 	switch operation {
 	case "converse_stream":
 		out, err := client.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: aws.String(model), Messages: messages})
 		if err != nil {
-			return err
+			return result{err: err}
 		}
 		stream := out.GetStream()
 		defer stream.Close()
-		for range stream.Events() {
+		var stop *errorclassv1.ExceptionDescriptor
+		for event := range stream.Events() {
+			if end, ok := event.(*types.ConverseStreamOutputMemberMessageStop); ok {
+				stop = errorclass.DescribeFinishReason(string(end.Value.StopReason), "bedrock", "")
+			}
 		}
-		return stream.Err()
+		if err := stream.Err(); err != nil {
+			return result{err: err}
+		}
+		return result{response: stop}
 	case "invoke_model":
 		_, err := client.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(model), Body: []byte(invokeBody), ContentType: aws.String("application/json")})
-		return err
+		return result{err: err}
 	case "invoke_model_with_response_stream":
 		out, err := client.InvokeModelWithResponseStream(ctx, &bedrockruntime.InvokeModelWithResponseStreamInput{ModelId: aws.String(model), Body: []byte(invokeBody), ContentType: aws.String("application/json")})
 		if err != nil {
-			return err
+			return result{err: err}
 		}
 		stream := out.GetStream()
 		defer stream.Close()
 		for range stream.Events() {
 		}
-		return stream.Err()
+		return result{err: stream.Err()}
 	default:
-		_, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: messages})
-		return err
+		out, err := client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: aws.String(model), Messages: messages})
+		return returned(out, err, "")
 	}
 }
 
@@ -63,6 +75,6 @@ func init() {
 		if s.Stream {
 			operation = "converse_stream"
 		}
-		return result{err: bedrockCall(ctx, client, s.option("operation", operation), s.option("model", bedrockModel))}
+		return bedrockCall(ctx, client, s.option("operation", operation), s.option("model", bedrockModel))
 	})
 }

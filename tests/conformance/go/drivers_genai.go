@@ -1,7 +1,9 @@
 package main
 
 // google.golang.org/genai: Models.GenerateContent (GenerateContentStream when the
-// scenario streams) on the Gemini API backend, the suite's timeout, no retry options.
+// scenario streams) on the Gemini API backend, the suite's timeout, no retry options. A
+// response that returns (a SAFETY finish reason, a blocked prompt) is described from the
+// JSON encoding/json writes of it (genai's own field names).
 import (
 	"context"
 	"net/http"
@@ -23,14 +25,16 @@ func init() {
 		}
 		model := s.option("model", geminiModel)
 		if s.Stream {
-			for _, err := range client.Models.GenerateContentStream(ctx, model, genai.Text(prompt), nil) {
+			var responses []*genai.GenerateContentResponse
+			for response, err := range client.Models.GenerateContentStream(ctx, model, genai.Text(prompt), nil) {
 				if err != nil {
 					return result{err: err}
 				}
+				responses = append(responses, response)
 			}
-			return result{}
+			return returned(responses, nil, "")
 		}
-		_, err = client.Models.GenerateContent(ctx, model, genai.Text(prompt), nil)
-		return result{err: err}
+		response, err := client.Models.GenerateContent(ctx, model, genai.Text(prompt), nil)
+		return returned(response, err, "")
 	})
 }

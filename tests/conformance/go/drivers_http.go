@@ -2,8 +2,9 @@ package main
 
 // net/http as a raw client: each API's request as a hand-rolled client sends it, with an
 // http.Client of the suite's timeout. A 4xx or 5xx returns normally: the driver reads
-// the body and describes the response with errorclass.DescribeResponse; a transport
-// failure (or a body that cannot be read to its end) is the error.
+// the body and describes the response with errorclass.DescribeResponse; a 2xx body with
+// errorclass.DescribeResponseJSON (a finish reason, a refusal); a transport failure (or a
+// body that cannot be read to its end) is the error.
 import (
 	"bytes"
 	"context"
@@ -79,6 +80,7 @@ func init() {
 			if err := json.Unmarshal(body, &parsed); err != nil {
 				return result{err: err}
 			}
+			return result{response: errorclass.DescribeResponseJSON(body, s.API)}
 		}
 		return result{}
 	})

@@ -1,7 +1,9 @@
 package main
 
 // openai-go: openai.NewClient for api openai, with azure.WithEndpoint for api azure; chat
-// completions, streamed when the scenario streams. Retries off, the suite's timeout.
+// completions, streamed when the scenario streams. Retries off, the suite's timeout. A
+// completion that returns (a finish reason) is described with errorclass.DescribeResponseJSON,
+// which reads the SDK's RawJSON() (a stream's chunks, in order).
 import (
 	"context"
 
@@ -9,6 +11,8 @@ import (
 	"github.com/openai/openai-go/v3/azure"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/sony/gobreaker/v2"
+
+	errorclass "github.com/errorclass/classifier/clients/go"
 )
 
 func openaiClient(s scenario, base string) (openai.Client, string) {
@@ -23,7 +27,8 @@ func openaiClient(s scenario, base string) (openai.Client, string) {
 	return openai.NewClient(opts...), openaiModel
 }
 
-func openaiCall(ctx context.Context, s scenario, base string) (*openai.ChatCompletion, error) {
+// openaiCall returns the completion, or a stream's chunks, as the SDK gives them.
+func openaiCall(ctx context.Context, s scenario, base string) (any, error) {
 	client, model := openaiClient(s, base)
 	params := openai.ChatCompletionNewParams{
 		Model:    openai.ChatModel(model),
@@ -32,27 +37,38 @@ func openaiCall(ctx context.Context, s scenario, base string) (*openai.ChatCompl
 	if s.Stream {
 		stream := client.Chat.Completions.NewStreaming(ctx, params)
 		defer stream.Close()
+		var chunks []openai.ChatCompletionChunk
 		for stream.Next() {
+			chunks = append(chunks, stream.Current())
 		}
-		return nil, stream.Err()
+		return chunks, stream.Err()
 	}
 	return client.Chat.Completions.New(ctx, params)
 }
 
+// returned is the result of a call that returned: the descriptor of a response that is a
+// failure (a refusal, a filter), or nothing.
+func returned(response any, err error, provider string) result {
+	if err != nil {
+		return result{err: err}
+	}
+	return result{response: errorclass.DescribeResponseJSON(response, provider)}
+}
+
 // providerBreaker is one gobreaker for the provider, as a runtime keeps one per provider;
 // it stays closed (one failure per pair never trips it), so it passes the SDK's error on.
-var providerBreaker = gobreaker.NewCircuitBreaker[*openai.ChatCompletion](gobreaker.Settings{
+var providerBreaker = gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
 	Name:        "openai",
 	ReadyToTrip: func(gobreaker.Counts) bool { return false },
 })
 
 func init() {
 	register("go.openai", []string{"openai", "azure"}, func(ctx context.Context, s scenario, base string) result {
-		_, err := openaiCall(ctx, s, base)
-		return result{err: err}
+		response, err := openaiCall(ctx, s, base)
+		return returned(response, err, s.API)
 	})
 	register("go.gobreaker", []string{"openai", "azure"}, func(ctx context.Context, s scenario, base string) result {
-		_, err := providerBreaker.Execute(func() (*openai.ChatCompletion, error) { return openaiCall(ctx, s, base) })
-		return result{err: err}
+		response, err := providerBreaker.Execute(func() (any, error) { return openaiCall(ctx, s, base) })
+		return returned(response, err, s.API)
 	})
 }

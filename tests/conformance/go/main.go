@@ -63,8 +63,9 @@ type answer struct {
 	Chain      []level        `json:"chain"`
 }
 
-// result is what a driver's call ended with: an error, or a failed HTTP response that a
-// raw client holds (described with errorclass.DescribeResponse), or nothing (it returned).
+// result is what a driver's call ended with: an error, or the descriptor of what returned
+// (a failed HTTP response a raw client holds, described with errorclass.DescribeResponse; a
+// 2xx that ends with a refusal or filter, with errorclass.DescribeResponseJSON), or nothing.
 type result struct {
 	err      error
 	response *errorclassv1.ExceptionDescriptor

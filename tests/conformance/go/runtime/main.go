@@ -51,7 +51,7 @@ type env struct {
 type failure struct {
 	err    error
 	origin errorclassv1.Origin
-	knows  []errorclass.Option
+	knows  []errorclass.DescribeOption
 }
 
 var pairs = map[string]func(env) failure{}
@@ -93,7 +93,7 @@ func init() {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		err := get(ctx, http.DefaultClient, slow(e))
-		return failure{err, tool, []errorclass.Option{errorclass.ToolTimeLimit()}}
+		return failure{err, tool, []errorclass.DescribeOption{errorclass.ToolTimeLimit()}}
 	})
 	pair("context-done-select", "tool-timeout.wrapper-limit", func(e env) failure {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -106,7 +106,7 @@ func init() {
 		case <-ctx.Done():
 			err = fmt.Errorf("tool search: %w", ctx.Err())
 		}
-		return failure{err, tool, []errorclass.Option{errorclass.ToolTimeLimit()}}
+		return failure{err, tool, []errorclass.DescribeOption{errorclass.ToolTimeLimit()}}
 	})
 	// The tool's own client timed out; the wrapper's limit did not fire.
 	pair("http-client-timeout", "tool-error.own-timeout", func(e env) failure {
@@ -127,7 +127,7 @@ func init() {
 	pair("context-with-timeout", "timeout.run-deadline", func(e env) failure {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
-		return failure{get(ctx, http.DefaultClient, slow(e)), runtime, []errorclass.Option{errorclass.RunTimeLimit()}}
+		return failure{get(ctx, http.DefaultClient, slow(e)), runtime, []errorclass.DescribeOption{errorclass.RunTimeLimit()}}
 	})
 	pair("errgroup-with-context", "timeout.run-deadline", func(e env) failure {
 		ctx, cancel := context.WithTimeout(context.Background(), limit)
@@ -136,7 +136,7 @@ func init() {
 		for range 2 {
 			group.Go(func() error { return get(ctx, http.DefaultClient, slow(e)) })
 		}
-		return failure{group.Wait(), runtime, []errorclass.Option{errorclass.RunTimeLimit()}}
+		return failure{group.Wait(), runtime, []errorclass.DescribeOption{errorclass.RunTimeLimit()}}
 	})
 	pair("http-client-timeout", "timeout.provider-call", func(e env) failure {
 		return failure{get(context.Background(), &http.Client{Timeout: limit}, slow(e)), provider, nil}
@@ -226,24 +226,24 @@ func init() {
 	// Interceptors that veto on purpose.
 	for _, kind := range []string{"budget", "quota", "policy"} {
 		pair("interceptor-veto", "veto."+kind, func(env) failure {
-			return failure{fmt.Errorf("before model call: %s veto", kind), interceptor, []errorclass.Option{errorclass.Veto(kind)}}
+			return failure{fmt.Errorf("before model call: %s veto", kind), interceptor, []errorclass.DescribeOption{errorclass.Veto(kind)}}
 		})
 	}
 	// The agent definition.
 	pair("encoding-json", "definition.syntax", func(env) failure {
 		var def map[string]any
-		return failure{json.Unmarshal([]byte("{\"name\": \"agent\",\n \"tools\": [}"), &def), runtime, []errorclass.Option{errorclass.DefinitionStage("parse")}}
+		return failure{json.Unmarshal([]byte("{\"name\": \"agent\",\n \"tools\": [}"), &def), runtime, []errorclass.DescribeOption{errorclass.DefinitionStage("parse")}}
 	})
 	pair("text-template", "definition.template", func(env) failure {
 		_, err := template.New("system").Parse("You are {{ .Role ")
-		return failure{err, runtime, []errorclass.Option{errorclass.DefinitionStage("compile")}}
+		return failure{err, runtime, []errorclass.DescribeOption{errorclass.DefinitionStage("compile")}}
 	})
 	// Reconciliation.
 	pair("reconciler", "reconcile.vanished", func(env) failure {
-		return failure{errors.New("run 42: worker process gone"), reconciler, []errorclass.Option{errorclass.ProviderCalls(0)}}
+		return failure{errors.New("run 42: worker process gone"), reconciler, []errorclass.DescribeOption{errorclass.ProviderCalls(0)}}
 	})
 	pair("reconciler", "reconcile.after-provider", func(env) failure {
-		return failure{errors.New("run 43: worker process gone"), reconciler, []errorclass.Option{errorclass.ProviderCalls(3)}}
+		return failure{errors.New("run 43: worker process gone"), reconciler, []errorclass.DescribeOption{errorclass.ProviderCalls(3)}}
 	})
 }
 
@@ -290,7 +290,7 @@ func handle(line string) answer {
 		a.Error = &msg
 		return a
 	}
-	var opts []errorclass.Option
+	var opts []errorclass.DescribeOption
 	if request.Contract {
 		opts = f.knows
 	}

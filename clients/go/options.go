@@ -1,0 +1,177 @@
+package errorclass
+
+import (
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+)
+
+// Options come in two kinds, as grpc-go's DialOption and CallOption do: a ClientOption
+// configures the channel NewClient makes (deadline, retries, breaker, TLS), a
+// DescribeOption adds what only the runtime knows to one descriptor. Each is an
+// interface with an unexported method, so the two cannot be mixed up and only this
+// package makes them.
+
+// ClientOption configures NewClient.
+type ClientOption interface {
+	applyClient(*clientConfig)
+}
+
+// DialOption is ClientOption's former name.
+//
+// Deprecated: use ClientOption (Dial is NewClient's former name).
+type DialOption = ClientOption
+
+type clientConfig struct {
+	timeout  time.Duration
+	attempts int
+	creds    credentials.TransportCredentials
+	breaker  bool
+	failures int
+	reset    time.Duration
+	maxReset time.Duration
+	dial     []grpc.DialOption
+}
+
+type clientOption func(*clientConfig)
+
+func (f clientOption) applyClient(c *clientConfig) { f(c) }
+
+// WithTimeout sets the per-call deadline (DefaultTimeout, 250 ms, unless set; a shorter
+// deadline on the call's context wins; 0 leaves the context's alone).
+func WithTimeout(d time.Duration) ClientOption {
+	return clientOption(func(c *clientConfig) { c.timeout = d })
+}
+
+// WithAttempts sets the tries per call while the server answers UNAVAILABLE
+// (DefaultAttempts unless set; 1 turns retries off). Nothing else is retried, and the
+// channel's retry throttling stops retrying while most calls fail.
+func WithAttempts(n int) ClientOption {
+	return clientOption(func(c *clientConfig) { c.attempts = max(n, 1) })
+}
+
+// WithTransportCredentials sets TLS (the default is a plaintext channel).
+func WithTransportCredentials(creds credentials.TransportCredentials) ClientOption {
+	return clientOption(func(c *clientConfig) { c.creds = creds })
+}
+
+// WithBreaker sets when the circuit breaker opens (that many consecutive service
+// failures) and how long it waits before its first probe (doubling up to
+// MaxBreakerReset, or reset when larger). The breaker is on by default, with
+// DefaultBreakerFailures and DefaultBreakerReset.
+func WithBreaker(failures int, reset time.Duration) ClientOption {
+	return clientOption(func(c *clientConfig) { c.breaker, c.failures, c.reset = true, max(failures, 1), reset })
+}
+
+// WithoutBreaker turns the circuit breaker off: every call goes to the network.
+func WithoutBreaker() ClientOption {
+	return clientOption(func(c *clientConfig) { c.breaker = false })
+}
+
+// WithGRPCOptions adds grpc-go dial options (interceptors, a custom dialer, keepalive).
+// The service config is the client's own: a grpc.WithDefaultServiceConfig here replaces
+// its retries and their throttling.
+func WithGRPCOptions(opts ...grpc.DialOption) ClientOption {
+	return clientOption(func(c *clientConfig) { c.dial = append(c.dial, opts...) })
+}
+
+// DescribeOption adds what only the runtime knows to a descriptor that Describe,
+// DescribeResponse, DescribeFinishReason, DescribeBlockedPrompt or DescribeResponseJSON
+// builds (or Client.Classify describes): the runtime contract's facts (ToolTimeLimit,
+// RunTimeLimit, Veto, DefinitionStage, ProviderCalls) and other attributes (Attribute).
+// A fact the contract refuses is left out of the descriptor and is the error of
+// Client.Classify (a *FactError); RuntimeAttributes checks values ahead of time.
+type DescribeOption interface {
+	applyDescribe(*describeConfig)
+}
+
+// Option is DescribeOption's former name.
+//
+// Deprecated: use DescribeOption.
+type Option = DescribeOption
+
+type describeConfig struct {
+	keys       []string // in the order set, so the last setting of a key wins
+	attributes map[string]string
+	err        error // the first refused fact
+}
+
+type describeOption func(*describeConfig)
+
+func (f describeOption) applyDescribe(c *describeConfig) { f(c) }
+
+func newDescribeConfig(opts []DescribeOption) *describeConfig {
+	c := &describeConfig{attributes: map[string]string{}}
+	for _, opt := range opts {
+		if opt != nil {
+			opt.applyDescribe(c)
+		}
+	}
+	return c
+}
+
+func (c *describeConfig) set(key, value string) {
+	if _, ok := c.attributes[key]; !ok {
+		c.keys = append(c.keys, key)
+	}
+	c.attributes[key] = value
+}
+
+// apply puts the options' attributes on attributes (over what the error said).
+func (c *describeConfig) apply(attributes map[string]string) map[string]string {
+	if len(c.keys) == 0 {
+		return attributes
+	}
+	if attributes == nil {
+		attributes = map[string]string{}
+	}
+	for _, key := range c.keys {
+		attributes[key] = c.attributes[key]
+	}
+	return attributes
+}
+
+// fact sets a runtime fact checked against the contract (the refused value is left out).
+func fact(name string, value any) DescribeOption {
+	return describeOption(func(c *describeConfig) {
+		f, _ := factNamed(name)
+		attribute, err := f.attribute(value)
+		if err != nil {
+			if c.err == nil {
+				c.err = err
+			}
+			return
+		}
+		c.set(name, attribute)
+	})
+}
+
+// ToolTimeLimit says the tool wrapper's own time limit fired (origin tool): ToolTimeout.
+func ToolTimeLimit() DescribeOption { return fact(factTimeLimit, TimeLimitTool) }
+
+// RunTimeLimit says the run's (or a step's) deadline fired, whatever surfaced: Timeout.
+func RunTimeLimit() DescribeOption { return fact(factTimeLimit, TimeLimitRun) }
+
+// Veto says an interceptor declined the next step on purpose (origin interceptor):
+// VetoBudget, VetoQuota or VetoPolicy, which the bundled rules know (the run pauses), or
+// another word (lower case, digits, _ and -; at most 64), which is a veto with no claim.
+func Veto(kind string) DescribeOption { return fact(factVeto, kind) }
+
+// DefinitionStage says the runtime failed on the agent definition (origin runtime), at
+// StageLoad, StageParse, StageCompile or StageValidate: CompilationFailed.
+func DefinitionStage(stage string) DescribeOption { return fact(factStage, stage) }
+
+// ProviderCalls is how many provider calls the run had answered when reconciliation
+// found it gone (origin reconciler); 0 is Infrastructure.
+func ProviderCalls(n int) DescribeOption { return fact(factProviderCalls, n) }
+
+// Attribute sets another attribute the runtime knows. A key of the runtime contract
+// (time_limit, veto, stage, provider_calls) is checked as its option checks it; any
+// other is sent as given, within the limits (Fit).
+func Attribute(key, value string) DescribeOption {
+	if _, contract := factNamed(key); contract {
+		return fact(key, value)
+	}
+	return describeOption(func(c *describeConfig) { c.set(key, value) })
+}
