@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The Node side of the runtime suite (tests/conformance/runtime): real Node code raising
-// each runtime failure, described with examples/node's helper.
+// each runtime failure, described with clients/node's helper.
 //
 //   node runtime.mjs --list    the pair ids, as a JSON array (needs no node_modules)
 //   node runtime.mjs           one JSON request per stdin line, one JSON answer per stdout line

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The Node side of the conformance suite: makes real SDK calls against the fake provider
-// and prints the descriptor examples/node/classifier.js builds from what each call raised.
+// and prints the descriptor clients/node/classifier.js builds from what each call raised.
 //
 //   node worker.mjs            one JSON request per stdin line, one JSON answer per stdout line
 //   node worker.mjs --list     the drivers and the APIs each can call, as JSON
