@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { PAIRS } from './runtime/pairs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'examples', 'node', 'classifier.js');
+const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'clients', 'node', 'classifier.js');
 const PAIR_LIMIT_MS = 15000;
 const CAUSE_FIELDS = ['type', 'supertypes', 'message', 'http_status', 'grpc_status', 'code']; // proto Cause
 

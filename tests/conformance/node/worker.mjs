@@ -25,7 +25,7 @@ import { drivers as fetchDrivers } from './drivers/fetch.mjs';
 import { drivers as openai } from './drivers/openai.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'examples', 'node', 'classifier.js');
+const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'clients', 'node', 'classifier.js');
 const lib = createRequire(import.meta.url)(HELPER);
 const CALL_LIMIT_MS = 15000; // a driver that neither settles nor times out by then is a driver bug
 const CAUSE_FIELDS = ['type', 'supertypes', 'message', 'http_status', 'grpc_status', 'code']; // proto Cause
