@@ -65,15 +65,16 @@ function descriptorFromFileData(data, options) {
 // outermost MAX_CAUSES kept, codes cut, lone surrogates replaced, messages cut, statuses
 // out of range left out, labels stripped, lower-cased and cut, attributes with an empty
 // or over-long key dropped, values cut, and at most MAX_ATTRIBUTES kept (the keys first
-// in code-point order). An origin it does not know is left for validateDescriptor to
-// refuse: that is the caller's mistake, not the failure's.
+// in code-point order). An origin it does not know, or an attribute value that is not
+// text, a number or true/false, is left for validateDescriptor to refuse: that is the
+// caller's mistake, not the failure's.
 function fit(d) {
   const out = fitCause(d);
   const origin = typeof d.origin === 'string' ? originName(d.origin) : d.origin;
   const causes = list(d.causes).filter(isMapping).map(fitCause).filter((c) => c.type).slice(0, LIMITS.MAX_CAUSES);
   const attributes = Object.entries(isMapping(d.attributes) ? d.attributes : {})
     .filter(([, value]) => value !== undefined && value !== null)
-    .map(([key, value]) => [wellFormed(key), cut(wellFormed(String(value)), LIMITS.MAX_ATTRIBUTE_VALUE_CHARS)])
+    .map(([key, value]) => [wellFormed(key), isScalar(value) ? cut(wellFormed(text(value)), LIMITS.MAX_ATTRIBUTE_VALUE_CHARS) : value])
     .filter(([key]) => key && length(key) <= LIMITS.MAX_ATTRIBUTE_KEY_CHARS)
     .sort(([a], [b]) => compareCodePoints(a, b))
     .slice(0, LIMITS.MAX_ATTRIBUTES);
@@ -116,9 +117,11 @@ function label(value) {
 }
 
 function text(value) {
-  if (typeof value === 'string') return value;
-  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') return String(value);
-  return '';
+  return isScalar(value) ? String(value) : '';
+}
+
+function isScalar(value) {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
 }
 
 function list(value) {
