@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-client go-client go-test java-client java-facts bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-facts bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -60,9 +60,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-proto: $(STAMP)  ## regenerate classifier/_proto (and the Node client's copy) from proto/
+proto: $(STAMP)  ## regenerate classifier/_proto (and the clients' copies, make spec) from proto/
 	$(BIN)/python tools/gen_proto.py
-	$(BIN)/python tools/gen_node_client.py
+	$(BIN)/python -m tools.spec
 	$(BIN)/python tools/gen_go_client.py
 
 proto-baseline: $(STAMP)  ## at a release only: record proto/ as the contract later changes must stay compatible with
@@ -73,10 +73,10 @@ spec: $(STAMP)  ## regenerate clients/spec (facts.json, the generated vectors) a
 
 schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) from the document models
 	$(BIN)/python tools/gen_schemas.py
-	$(BIN)/python tools/gen_node_client.py
+	$(BIN)/python -m tools.spec
 
-node-client: $(STAMP)  ## regenerate examples/node/generated/ (the proto, descriptor schema and facts the Node package ships)
-	$(BIN)/python tools/gen_node_client.py
+node-test:  ## the Node client's own tests alone: every vector of clients/spec and the outage test (node --test; make test runs them through tests/clients/test_node_package.py)
+	cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node --test tests/
 
 GO_DIRS := clients/go tests/conformance/go
 go-client: $(STAMP)  ## regenerate clients/go's stubs (buf generate, pinned protoc-gen-go plugins); its facts.go and version.go are `make spec`'s
@@ -111,4 +111,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info examples/node/node_modules examples/node/*.tgz clients/java/target tests/conformance/java/target
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info clients/node/node_modules clients/node/*.tgz clients/java/target tests/conformance/java/target

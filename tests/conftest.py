@@ -4,8 +4,12 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import textwrap
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -25,11 +29,14 @@ from classifier.server import App, GrpcServer, ServeConfig, create_server
 from tests.support import (
     BUNDLED_RULES,
     MANIFEST,
+    ROOT,
     SMALL_FILES,
     MakeRuleset,
     serving_files,
     write_folder,
 )
+
+NODE_PACKAGE = ROOT / "clients" / "node"
 
 
 @pytest.fixture
@@ -144,3 +151,44 @@ def start_app() -> Iterator[StartApp]:
     yield start
     for r in running:
         r.close()
+
+
+@pytest.fixture(scope="session")
+def node_package() -> Path:
+    """clients/node with its dependencies installed by `npm ci` (skipped again while the lock
+    is unchanged)."""
+    from tests.conformance.node_drivers import NodeUnavailableError, npm_ci
+
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip(
+            "node and npm are not on PATH: the Node client's tests need Node >= 18 with npm"
+        )
+    try:
+        npm_ci(NODE_PACKAGE)
+    except NodeUnavailableError as exc:
+        pytest.fail(str(exc))
+    return NODE_PACKAGE
+
+
+@pytest.fixture(scope="session")
+def served_address() -> Iterator[str]:
+    """A real `classifier serve` process on the bundled library, on a free loopback port."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "classifier", "serve", "--addr", "127.0.0.1:0"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        start = json.loads(proc.stderr.readline())
+        assert start["event"] == "start", start
+        # read the rest of its log as it comes, so a full pipe never stalls the server
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        yield str(start["address"])
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()

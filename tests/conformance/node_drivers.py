@@ -2,7 +2,7 @@
 
 `tests/conformance/node/worker.mjs` reads one JSON request per line (the SDK, the
 scenario's base URL, the scenario's api, stream and fault), makes that one call with the
-real Node SDK, describes what it raised with examples/node's `descriptorFromError` (a
+real Node SDK, describes what it raised with clients/node's `descriptorFromError` (a
 call that returned, with `descriptorFromResponse` / `descriptorFromHttpResponse`), and
 answers with the descriptor on one line. The drivers here hand that descriptor to the
 shared runner as `Outcome(descriptor=...)`, so a Node pair is judged exactly like a Python
@@ -11,7 +11,7 @@ one: classified over gRPC by the real server on the bundled rules, one attempt c
 One worker serves every pair (Node and the SDKs load once), calls run one at a time (so
 the fake provider's request count belongs to one call), and `NodeWorker.close()` ends it.
 Its dependencies come from committed lockfiles with `npm ci`, skipped again while the
-lockfile is unchanged (a stamp in node_modules), as for examples/node.
+lockfile is unchanged (a stamp in node_modules), as for clients/node.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from tests.conformance.line_worker import LineWorker, WorkerError, worker_enviro
 from tests.support import ROOT
 
 NODE_DIR = Path(__file__).with_name("node")
-EXAMPLE_DIR = ROOT / "examples" / "node"
+NODE_CLIENT = ROOT / "clients" / "node"
 NODE_SDKS: dict[str, tuple[str, ...]] = {
     "node.openai": ("openai", "azure"),
     "node.anthropic": ("anthropic",),
@@ -102,7 +102,7 @@ def running(helper: Path | None = None) -> Iterator[dict[str, Driver]]:
         raise NodeUnavailableError(
             "node and npm are not on PATH (the Node drivers need Node >= 20)"
         )
-    npm_ci(EXAMPLE_DIR)
+    npm_ci(NODE_CLIENT)
     npm_ci(NODE_DIR)
     worker = NodeWorker(helper)
     try:

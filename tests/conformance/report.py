@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--node-helper",
         type=Path,
-        help="another copy of examples/node/classifier.js for the Node drivers (a baseline)",
+        help="another copy of clients/node/classifier.js for the Node drivers (a baseline)",
     )
     args = parser.parse_args(argv)
     start = time.monotonic()

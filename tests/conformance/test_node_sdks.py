@@ -1,7 +1,7 @@
 """The conformance suite for the Node SDKs: one test per (node sdk, scenario) pair.
 
 Each pair makes one real call with the real Node SDK (tests/conformance/node, pinned by
-its lockfile) against the fake provider, describes what it raised with examples/node's
+its lockfile) against the fake provider, describes what it raised with clients/node's
 `descriptorFromError` in Node, classifies that descriptor over gRPC with the bundled
 rules, and checks the answer against the scenario's `want` and that exactly one attempt
 reached the server. A pair the scenario file lists under `known` is a strict xfail.

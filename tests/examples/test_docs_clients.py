@@ -55,7 +55,7 @@ def test_snippet_runs_as_documented(
     if snippet.lang == "python":
         command, cwd = [sys.executable, "-c", code], ROOT
     else:
-        example: Path = request.getfixturevalue("node_example")
+        example: Path = request.getfixturevalue("node_package")
         command, cwd = ["node", "-e", code], example
     done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, f"docs/clients.md:{snippet.line}\n{done.stderr}"

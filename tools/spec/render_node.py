@@ -1,11 +1,42 @@
-"""The node client's constants, rendered from clients/spec/facts.json."""
+"""The node client's constants, rendered from clients/spec/facts.json.
+
+The Node package (clients/node) must work once packed and installed, with no repository
+next to it, so it ships in clients/node/generated/ everything it reads at run time:
+
+- `facts.json`: clients/spec/facts.json as it is (limits, origins, gRPC names, the
+  whitespace set, the runtime facts, the finish reasons and their messages, the defaults
+  and the service config). The JavaScript spells none of these by hand.
+- `descriptor.schema.json`: classifier/schemas/descriptor.schema.json (the keys and value
+  types of a descriptor file, from the model the Python side validates with), so the
+  package refuses a misspelt key as `classifier classify` does.
+- `proto/errorclass/v1/classifier.proto`: the contract, loaded at run time by
+  @grpc/proto-loader (no generated stubs).
+
+Every file is committed (packing needs no Python); the drift test regenerates them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.schema import FOLDER as SCHEMA_FOLDER
+from classifier.cli.schema import file_name
+from tools.spec.facts import ROOT
+
+PACKAGE = Path("clients") / "node"
+"""The package's folder, relative to the repository."""
+OUT = PACKAGE / "generated"
+PROTO = Path("proto") / "errorclass" / "v1" / "classifier.proto"
+SCHEMA = file_name("descriptor")
+
 
 def render(facts: dict[str, Any]) -> dict[Path, str]:
     """The node client's generated files (relative to the repository) and their text."""
-    return {}
+    from tools.spec import to_json  # the spec's one JSON spelling (tools.spec imports us)
+
+    return {
+        OUT / "facts.json": to_json(facts),
+        OUT / SCHEMA: (SCHEMA_FOLDER / SCHEMA).read_text(encoding="utf-8"),
+        OUT / PROTO: (ROOT / PROTO).read_text(encoding="utf-8"),
+    }

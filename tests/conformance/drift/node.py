@@ -5,7 +5,7 @@
 `tests/conformance/node/error_classes.mjs` imports each pinned Node SDK, walks its exports
 for classes that extend Error and prints them as the JSON entries `read_entries` takes:
 `{"sdk", "language": "node", "type", "supertypes", "code"?}`, with `type` and `supertypes`
-exactly as examples/node's descriptorFromError sends them (an AWS SDK v3 service exception
+exactly as clients/node's descriptorFromError sends them (an AWS SDK v3 service exception
 is a code entry too: the helper sends its name as the code). The Node names of
 `deliberately-unknown.yaml` are checked, for staleness too, only in a run with Node entries.
 """

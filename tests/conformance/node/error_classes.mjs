@@ -2,7 +2,7 @@
 // The Node half of the SDK drift check (tests/conformance/drift): every class the pinned
 // Node SDKs export that extends Error, as the entries the drift check reads:
 //   [{"sdk", "language": "node", "type", "supertypes", "code"?}, ...]
-// `type` and `supertypes` are exactly what examples/node's descriptorFromError sends for
+// `type` and `supertypes` are exactly what clients/node's descriptorFromError sends for
 // an instance (the constructor's name, then the prototype chain up to Error). An AWS SDK
 // v3 service exception is also a code entry: its instances are named for their error code,
 // which the helper sends as the descriptor's code, so a rule keyed on the code decides it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The Node side of the runtime suite (tests/conformance/runtime): real Node code raising
-// each runtime failure, described with examples/node's helper.
+// each runtime failure, described with clients/node's helper.
 //
 //   node runtime.mjs --list    the pair ids, as a JSON array (needs no node_modules)
 //   node runtime.mjs           one JSON request per stdin line, one JSON answer per stdout line
@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { PAIRS } from './runtime/pairs.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'examples', 'node', 'classifier.js');
+const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'clients', 'node', 'classifier.js');
 const PAIR_LIMIT_MS = 15000;
 const CAUSE_FIELDS = ['type', 'supertypes', 'message', 'http_status', 'grpc_status', 'code']; // proto Cause
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The Node side of the conformance suite: makes real SDK calls against the fake provider
-// and prints the descriptor examples/node/classifier.js builds from what each call raised.
+// and prints the descriptor clients/node/classifier.js builds from what each call raised.
 //
 //   node worker.mjs            one JSON request per stdin line, one JSON answer per stdout line
 //   node worker.mjs --list     the drivers and the APIs each can call, as JSON
@@ -25,7 +25,7 @@ import { drivers as fetchDrivers } from './drivers/fetch.mjs';
 import { drivers as openai } from './drivers/openai.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'examples', 'node', 'classifier.js');
+const HELPER = process.env.CONFORMANCE_NODE_HELPER || path.join(HERE, '..', '..', '..', 'clients', 'node', 'classifier.js');
 const lib = createRequire(import.meta.url)(HELPER);
 const CALL_LIMIT_MS = 15000; // a driver that neither settles nor times out by then is a driver bug
 const CAUSE_FIELDS = ['type', 'supertypes', 'message', 'http_status', 'grpc_status', 'code']; // proto Cause

@@ -2,7 +2,7 @@
 
 The worker raises each failure with real Node code (AbortSignal.timeout, AbortController,
 timers/promises, fs, dns through a resolver on a closed loopback port, opossum,
-bottleneck, ...) and describes it with examples/node's helper. Its dependencies come from
+bottleneck, ...) and describes it with clients/node's helper. Its dependencies come from
 tests/conformance/node's committed lockfile (`npm ci`, as for the provider suite).
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tests.conformance.node_drivers import (
-    EXAMPLE_DIR,
+    NODE_CLIENT,
     NODE_DIR,
     node_available,
     npm_ci,
@@ -28,7 +28,7 @@ from tests.conformance.runtime.drivers import (
 
 LANGUAGE = "node"
 HELPER_VARIABLE = "CONFORMANCE_NODE_HELPER"
-"""Another copy of examples/node/classifier.js for the worker (the baseline's helper)."""
+"""Another copy of clients/node/classifier.js for the worker (the baseline's helper)."""
 
 
 def unavailable() -> str | None:
@@ -44,7 +44,7 @@ def list_pairs() -> list[str]:
 
 @contextmanager
 def open_driver() -> Iterator[RuntimeDriver]:
-    npm_ci(EXAMPLE_DIR)
+    npm_ci(NODE_CLIENT)
     npm_ci(NODE_DIR)
     env = worker_environment()
     helper = os.environ.get(HELPER_VARIABLE)

@@ -1,10 +1,10 @@
-// Builds descriptors from real Node errors with the example's descriptorFromError,
-// classifies each over gRPC, and prints {name: {descriptor, answer}} as JSON.
-// Run by tests/examples/test_node_client.py: node node_errors.js HOST:PORT
+// Builds descriptors from real Node errors with the client's descriptorFromError,
+// classifies each over gRPC (Client#classify), and prints {name: {descriptor, answer}} as JSON.
+// Run by tests/clients/test_node_client.py: node node_errors.js HOST:PORT
 'use strict';
 
 const fs = require('node:fs');
-const lib = require('../../examples/node/classifier');
+const lib = require('../../clients/node');
 
 class OpenAIError extends Error {}
 class APIError extends OpenAIError {
@@ -25,8 +25,14 @@ async function rejection(promise) {
   throw new Error('expected a rejection');
 }
 
+function raw(client, descriptor, deadline) {
+  return new Promise((resolve, reject) => {
+    client.stub.Classify({ descriptor }, { deadline }, (err, r) => (err ? reject(err) : resolve(r)));
+  });
+}
+
 async function main() {
-  const client = lib.connect(process.argv[2]);
+  const client = new lib.Client(process.argv[2]);
   const signal = AbortSignal.timeout(1);
   await new Promise((resolve) => setTimeout(resolve, 50));
   const inner = new TypeError('inner');
@@ -44,18 +50,17 @@ async function main() {
     enoent: [enoent, { origin: 'tool', attributes: { tool: 'read_file' } }],
     cycle: [outer, {}],
     aggregate: [new AggregateError([new RangeError('a'), new SyntaxError('b')], 'many'), {}],
-    grpc_deadline: [await rejection(lib.classify(client, { type: 'x' }, { deadlineMs: -1000 })), { origin: 'provider' }],
-    // the server's own refusal: the raw stub, since lib.classify refuses this before sending
-    grpc_invalid: [await rejection(new Promise((resolve, reject) => {
-      client.Classify({ descriptor: { type: '' } }, (err, r) => (err ? reject(err) : resolve(r)));
-    })), {}],
-    refused_here: [await rejection(lib.classify(client, { type: 'x', orign: 'tool' })), {}],
+    // grpc-js errors from the raw stub (client.classify would keep the descriptor in an
+    // UnclassifiedError, and refuses an empty type before sending)
+    grpc_deadline: [await rejection(raw(client, { type: 'x' }, new Date(Date.now() - 1000))), { origin: 'provider' }],
+    grpc_invalid: [await rejection(raw(client, { type: '' }, Infinity)), {}],
+    refused_here: [await rejection(client.classify({ type: 'x', orign: 'tool' })), {}],
     thrown_string: ['just a string', {}],
   };
   const out = {};
   for (const [name, [err, options]] of Object.entries(cases)) {
     const descriptor = lib.descriptorFromError(err, options);
-    out[name] = { descriptor, answer: lib.answerJson(await lib.classify(client, descriptor)) };
+    out[name] = { descriptor, answer: lib.answerJson(await client.classify(descriptor, { deadlineMs: 5000 })) };
   }
   client.close();
   console.log(JSON.stringify(out, null, 2));

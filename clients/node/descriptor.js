@@ -1,24 +1,28 @@
-// Validating a descriptor as the Python side does, before anything is sent.
+// Validating a descriptor as the service does, before anything is sent, and fitting a
+// built one to the limits so that it is never refused.
 //
-// The input is the descriptor-file shape `classifier classify` reads; a descriptor it
-// refuses is refused here, field by field, in the same words:
+// The input is the descriptor-file shape `classifier classify` reads (origin by name,
+// grpc_status by name or number); a descriptor the service refuses is refused here,
+// field by field, naming each field as the service names it:
 //   descriptor.orign: unknown key (did you mean 'origin'?); valid keys: type, ...
 //   descriptor.origin: unknown origin 'provder' (did you mean 'provider'?); known: ...
-// The facts come from the Python source, generated into generated/ by `make node-client`:
-// the keys and value types from the descriptor file's JSON Schema (the model
-// classifier/source/descriptor_file.py validates with), the origins, gRPC status names and
-// limits from facts.json. Two passes, as in Python: the shape (keys, types, origin and gRPC
-// status names), then, when the shape is right, the limits (classifier/descriptor.py).
+// The facts come from the repository, copied into generated/ by `make spec`: the keys
+// and value types from the descriptor file's JSON Schema (the model
+// classifier/source/descriptor_file.py validates with), the origins, gRPC status names,
+// limits and words from facts.json. Two passes, as in Python: the shape (keys, types,
+// origin and gRPC status names), then, when the shape is right, the limits
+// (classifier/descriptor.py, the service's own check; clients/spec/vectors/validate.json
+// is its output, and this module's tests read it).
 'use strict';
 
 const SCHEMA = require('./generated/descriptor.schema.json');
-const FACTS = require('./generated/facts.json');
+const {
+  FACTS, GRPC_CODES, GRPC_NAMES, LIMITS, MAX_GRPC_STATUS, ORIGINS, ORIGIN_ALIASES,
+  compareCodePoints, cut, length, strip, wellFormed,
+} = require('./facts');
 
-const LIMITS = FACTS.limits;
-const ORIGINS = FACTS.origins; // by number: ORIGINS[0] is unspecified
-const KNOWN_ORIGINS = ORIGINS.filter((o) => o !== 'unspecified');
-const GRPC_NAMES = Object.keys(FACTS.grpc_codes);
-const WHITESPACE = new Set(FACTS.whitespace);
+const KNOWN_ORIGINS = ORIGINS.filter((o) => o !== ORIGINS[0]);
+const { type_words: TYPE_WORDS, max_shown: MAX_SHOWN } = FACTS.descriptor_file;
 
 // A refused descriptor: `violations` lists each bad field ({field, message}); the
 // message joins them as the server's INVALID_ARGUMENT details do.
@@ -30,24 +34,106 @@ class DescriptorError extends Error {
   }
 }
 
-// The descriptor (in the descriptor-file shape) normalised as the Python side normalises
-// it: names and codes stripped, language and provider lower-cased, origin by its name
-// (`caller` is `user`), grpc_status a number, attribute values text, the message cut to
-// MAX_MESSAGE_CHARS. Throws DescriptorError naming every bad field under `prefix`.
-function validateDescriptor(data, { prefix = 'descriptor' } = {}) {
+// The descriptor (in the descriptor-file shape) as the service accepts it: names and
+// codes stripped, language and provider lower-cased, origin by its name (`caller` is
+// `user`), grpc_status a number, attribute values text, the message's lone surrogates
+// replaced and the message cut to MAX_MESSAGE_CHARS. Throws DescriptorError naming every
+// bad field under `prefix`, with the paths the service uses (`descriptor.causes[0].type`).
+// `file: true` reads a descriptor file as `classifier classify` does (descriptorFromFileData),
+// which refuses a gRPC status number out of range as an unknown name, with the names it knows.
+function validateDescriptor(data, { prefix = 'descriptor', file = false } = {}) {
   if (!isMapping(data)) throw new DescriptorError([{ field: prefix, message: 'must be a mapping' }]);
   const errors = [];
-  const doc = model(ref(SCHEMA.$defs.DescriptorDoc), data, [], errors);
+  const doc = model(ref(SCHEMA.$defs.DescriptorDoc), data, [], errors, file);
   if (errors.length) {
     throw new DescriptorError(errors.map(([parts, message]) => ({ field: fieldPath(prefix, parts), message })));
   }
   return limited(doc, prefix);
 }
 
-// What a descriptor file holds: the descriptor, or `{descriptor: ...}` around it.
+// What a descriptor file holds: the descriptor, or `{descriptor: ...}` around it, read as
+// `classifier classify` reads the file (the same refusals, in the same words).
 function descriptorFromFileData(data, options) {
   const unwrapped = isMapping(data) && Object.keys(data).length === 1 && 'descriptor' in data ? data.descriptor : data;
-  return validateDescriptor(unwrapped, options);
+  return validateDescriptor(unwrapped, { ...options, file: true });
+}
+
+// What the builders send (descriptorFromError and the others): the descriptor cut to the
+// limits, so that it is never refused (clients/spec/README.md, "fit"; vectors/fit.json).
+// Names stripped and cut (never splitting a surrogate pair), empty supertypes dropped
+// and the most specific MAX_SUPERTYPES kept, causes without a type dropped and the
+// outermost MAX_CAUSES kept, codes cut, lone surrogates replaced, messages cut, statuses
+// out of range left out, labels stripped, lower-cased and cut, attributes with an empty
+// or over-long key dropped, values cut, and at most MAX_ATTRIBUTES kept (the keys first
+// in code-point order). An origin it does not know, or an attribute value that is not
+// text, a number or true/false, is left for validateDescriptor to refuse: that is the
+// caller's mistake, not the failure's.
+function fit(d) {
+  const out = fitCause(d);
+  const origin = typeof d.origin === 'string' ? originName(d.origin) : d.origin;
+  const causes = list(d.causes).filter(isMapping).map(fitCause).filter((c) => c.type).slice(0, LIMITS.MAX_CAUSES);
+  const attributes = Object.entries(isMapping(d.attributes) ? d.attributes : {})
+    .filter(([, value]) => value !== undefined && value !== null)
+    .map(([key, value]) => [wellFormed(key), isScalar(value) ? cut(wellFormed(text(value)), LIMITS.MAX_ATTRIBUTE_VALUE_CHARS) : value])
+    .filter(([key]) => key && length(key) <= LIMITS.MAX_ATTRIBUTE_KEY_CHARS)
+    .sort(([a], [b]) => compareCodePoints(a, b))
+    .slice(0, LIMITS.MAX_ATTRIBUTES);
+  return compact({
+    type: out.type,
+    supertypes: out.supertypes,
+    http_status: out.http_status,
+    grpc_status: out.grpc_status,
+    origin: origin === ORIGINS[0] ? undefined : origin,
+    code: out.code,
+    message: out.message,
+    causes,
+    language: label(d.language),
+    provider: label(d.provider),
+    attributes: Object.fromEntries(attributes),
+  });
+}
+
+function fitCause(c) {
+  const http = c.http_status;
+  const grpc = typeof c.grpc_status === 'string' ? grpcCode(c.grpc_status) : c.grpc_status;
+  return compact({
+    type: fitted(c.type, LIMITS.MAX_TYPE_NAME_CHARS),
+    supertypes: list(c.supertypes).map((s) => fitted(s, LIMITS.MAX_TYPE_NAME_CHARS)).filter(Boolean)
+      .slice(0, LIMITS.MAX_SUPERTYPES),
+    http_status: Number.isInteger(http) && http >= 100 && http <= 599 ? http : undefined,
+    grpc_status: Number.isInteger(grpc) && grpc >= 0 && grpc <= MAX_GRPC_STATUS ? grpc : undefined,
+    code: fitted(c.code, LIMITS.MAX_CODE_CHARS),
+    message: cut(wellFormed(text(c.message)), LIMITS.MAX_MESSAGE_CHARS),
+  });
+}
+
+// A name stripped and cut (and stripped again: a cut can end on a space).
+function fitted(value, limit) {
+  return strip(cut(strip(wellFormed(text(value))), limit));
+}
+
+function label(value) {
+  return fitted(fitted(value, Infinity).toLowerCase(), LIMITS.MAX_LABEL_CHARS);
+}
+
+function text(value) {
+  return isScalar(value) ? String(value) : '';
+}
+
+function isScalar(value) {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean';
+}
+
+function list(value) {
+  return Array.isArray(value) ? value : [];
+}
+
+// An origin's name by its name or alias, any case; the value itself when unknown.
+function originName(value) {
+  const lowered = strip(value).toLowerCase();
+  const name = ORIGIN_ALIASES[lowered] || lowered;
+  if (!name) return ORIGINS[0];
+  return ORIGINS.includes(name) ? name : value;
 }
 
 // --- the shape: keys and types, from the JSON Schema -------------------------------------
@@ -65,7 +151,7 @@ function isMapping(value) {
 // A mapping validated against an object schema: each known key in the schema's order, then
 // each unknown key, as pydantic reports them. A known key whose value is undefined is absent
 // (as JSON.stringify leaves it out); an unknown key is refused whatever its value.
-function model(schema, value, parts, errors) {
+function model(schema, value, parts, errors, file) {
   const keys = Object.keys(schema.properties);
   const out = {};
   for (const key of keys) {
@@ -73,14 +159,14 @@ function model(schema, value, parts, errors) {
       if ((schema.required || []).includes(key)) errors.push([[...parts, key], 'is required']);
       continue;
     }
-    const got = field(schema.properties[key], value[key], [...parts, key], errors);
+    const got = field(schema.properties[key], value[key], [...parts, key], errors, file);
     if (got === FAILED) continue;
     const parse = PARSED[key];
     if (parse === undefined || got === null) {
       out[key] = got;
       continue;
     }
-    const parsed = parse(got);
+    const parsed = parse(got, file);
     if (parsed.error) errors.push([[...parts, key], parsed.error]);
     else out[key] = parsed.value;
   }
@@ -94,7 +180,7 @@ function model(schema, value, parts, errors) {
 
 const FAILED = Symbol('failed');
 
-function field(node, value, parts, errors) {
+function field(node, value, parts, errors, file) {
   node = ref(node);
   const members = (node.anyOf || [node]).map(ref);
   if (value === null && members.some((m) => m.type === 'null')) return null;
@@ -102,11 +188,11 @@ function field(node, value, parts, errors) {
   if (types.length === 1 && types[0].type === 'object') {
     const m = types[0];
     if (!isMapping(value)) return typeError(types, value, parts, errors);
-    if (m.properties) return model(m, value, parts, errors);
+    if (m.properties) return model(m, value, parts, errors, file);
     const out = {};
     let failed = false;
     for (const [key, item] of Object.entries(value)) {
-      const got = field(m.additionalProperties, item, [...parts, key], errors);
+      const got = field(m.additionalProperties, item, [...parts, key], errors, file);
       if (got === FAILED) failed = true;
       else out[key] = scalarText(got).value;
     }
@@ -114,7 +200,7 @@ function field(node, value, parts, errors) {
   }
   if (types.length === 1 && types[0].type === 'array') {
     if (!Array.isArray(value)) return typeError(types, value, parts, errors);
-    const out = value.map((item, i) => field(types[0].items, item, [...parts, i], errors));
+    const out = value.map((item, i) => field(types[0].items, item, [...parts, i], errors, file));
     return out.includes(FAILED) ? FAILED : out;
   }
   const got = scalar(types.map((m) => m.type), value);
@@ -122,7 +208,7 @@ function field(node, value, parts, errors) {
 }
 
 function typeError(types, value, parts, errors) {
-  const words = [...new Set(types.map((m) => FACTS.type_words[m.type]))];
+  const words = [...new Set(types.map((m) => TYPE_WORDS[m.type]))];
   errors.push([parts, `must be ${words.join(' or ')}, not ${written(value)}`]);
   return FAILED;
 }
@@ -154,25 +240,29 @@ function scalarText(value) {
 function parseOrigin(value) {
   if (value === '') return { value: 'unspecified' };
   const lowered = strip(value).toLowerCase();
-  const name = FACTS.origin_aliases[lowered] || lowered;
+  const name = ORIGIN_ALIASES[lowered] || lowered;
   if (ORIGINS.includes(name)) return { value: name };
-  const hint = didYouMean(strip(value), [...KNOWN_ORIGINS, ...Object.keys(FACTS.origin_aliases)]);
+  const hint = didYouMean(strip(value), [...KNOWN_ORIGINS, ...Object.keys(ORIGIN_ALIASES)]);
   return { error: `unknown origin ${pyRepr(value)}${hint}; known: ${KNOWN_ORIGINS.join(', ')}` };
 }
 
-function parseGrpcCode(value) {
+// A gRPC status by name or number. A whole number out of range is the service's to refuse
+// (in the limits pass, with its words), except in a descriptor file, whose reader refuses
+// it here as it refuses a name it does not know.
+function parseGrpcCode(value, file) {
   const number = grpcCode(value);
   if (number !== undefined) return { value: number };
+  if (!file && Number.isInteger(value)) return { value };
   const hint = didYouMean(String(value), GRPC_NAMES);
   return { error: `unknown gRPC status code ${pyRepr(value)}${hint}; known: ${GRPC_NAMES.join(', ')}` };
 }
 
 // A gRPC status by name (either spelling of CANCELLED) or number; undefined if none.
 function grpcCode(value) {
-  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value < GRPC_NAMES.length ? value : undefined;
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= MAX_GRPC_STATUS ? value : undefined;
   let name = strip(String(value)).toUpperCase();
   if (name === 'CANCELED') name = 'CANCELLED';
-  if (name in FACTS.grpc_codes) return FACTS.grpc_codes[name];
+  if (Object.hasOwn(GRPC_CODES, name)) return GRPC_CODES[name];
   return /^[0-9]+$/.test(name) ? grpcCode(Number(name)) : undefined;
 }
 
@@ -205,7 +295,13 @@ function limited(doc, prefix) {
     }
     return value;
   };
-  const message = (value) => cut(value || '', LIMITS.MAX_MESSAGE_CHARS);
+  const grpcStatus = (name, value) => {
+    if (value !== undefined && value !== null && !(value >= 0 && value <= MAX_GRPC_STATUS)) {
+      add(name, `${value} is not a gRPC status code (0-${MAX_GRPC_STATUS})`);
+    }
+    return value;
+  };
+  const message = (value) => wellFormed(cut(value || '', LIMITS.MAX_MESSAGE_CHARS));
 
   const out = { type: typeName('type', doc.type) };
   const supertypes = typeNames('supertypes', doc.supertypes);
@@ -218,7 +314,7 @@ function limited(doc, prefix) {
     type: typeName(`causes[${i}].type`, c.type),
     supertypes: typeNames(`causes[${i}].supertypes`, c.supertypes),
     http_status: httpStatus(`causes[${i}].http_status`, c.http_status),
-    grpc_status: c.grpc_status,
+    grpc_status: grpcStatus(`causes[${i}].grpc_status`, c.grpc_status),
     code: bounded(`causes[${i}].code`, c.code, LIMITS.MAX_CODE_CHARS),
     message: message(c.message),
   }));
@@ -226,7 +322,7 @@ function limited(doc, prefix) {
   Object.assign(out, compact({
     supertypes,
     http_status: httpStatus('http_status', doc.http_status),
-    grpc_status: doc.grpc_status,
+    grpc_status: grpcStatus('grpc_status', doc.grpc_status),
     origin: doc.origin === 'unspecified' ? undefined : doc.origin,
     code: bounded('code', doc.code, LIMITS.MAX_CODE_CHARS),
     message: message(doc.message),
@@ -265,32 +361,6 @@ function compact(d) {
 
 // --- text as Python writes it ------------------------------------------------------------
 
-// Lengths and cuts in code points, as Python counts characters.
-function length(text) {
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
-    }
-  }
-  return n;
-}
-
-function cut(text, limit) {
-  return length(text) <= limit ? text : Array.from(text).slice(0, limit).join('');
-}
-
-// str.strip(): the characters Python counts as whitespace (facts.json), not JavaScript's.
-function strip(text) {
-  let start = 0;
-  let end = text.length;
-  while (start < end && WHITESPACE.has(text[start])) start++;
-  while (end > start && WHITESPACE.has(text[end - 1])) end--;
-  return text.slice(start, end);
-}
-
 // A path in FieldViolation's spelling: `descriptor.causes[0].code`, `descriptor.attributes['k']`.
 function fieldPath(prefix, parts) {
   let path = prefix;
@@ -326,7 +396,7 @@ function pyRepr(value) {
 // yamlsource.py's flow writes it), cut short when long.
 function written(value) {
   const text = flow(value, false);
-  return length(text) <= FACTS.max_shown ? text : `${cut(text, FACTS.max_shown - 1)}…`;
+  return length(text) <= MAX_SHOWN ? text : `${cut(text, MAX_SHOWN - 1)}…`;
 }
 
 function flow(value, inFlow, simpleKey = false) {
@@ -513,9 +583,9 @@ function ratio(a, b) {
 
 module.exports = {
   DescriptorError,
-  FACTS,
-  LIMITS,
   descriptorFromFileData,
+  fit,
   grpcCode,
+  isMapping,
   validateDescriptor,
 };

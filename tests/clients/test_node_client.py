@@ -1,4 +1,4 @@
-"""The Node example (examples/node) against a real server: installed with npm, run with node."""
+"""The Node client (clients/node) against a real server: installed with npm, run with node."""
 
 from __future__ import annotations
 
@@ -61,11 +61,11 @@ ALL = [OPENAI_429, DOTNET_TIMEOUT, WEIRD, *MORE]
 
 
 def node(
-    example: Path, args: list[str], stdin: str = "", script: str = "classify.js"
+    package: Path, args: list[str], stdin: str = "", script: str = "classify.js"
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["node", script, *args],
-        cwd=example,
+        cwd=package,
         input=stdin,
         capture_output=True,
         text=True,
@@ -83,12 +83,12 @@ def engine_answer(ruleset: Ruleset, data: dict[str, Any]) -> dict[str, Any]:
     return classification_dict(classify(ruleset, descriptor_from_data(data)))
 
 
-def test_node_gets_the_taxonomy_answers(node_example: Path, server: GrpcServer) -> None:
+def test_node_gets_the_taxonomy_answers(node_package: Path, server: GrpcServer) -> None:
     """An openai 429 is RateLimited, the .NET HttpClient timeout chain is Timeout, an unknown type is Unknown."""
     addr = f"127.0.0.1:{server.port}"
-    rate = answered(node(node_example, ["--addr", addr, "-"], json.dumps(OPENAI_429)))
-    timeout = answered(node(node_example, ["--addr", addr, "-"], json.dumps(DOTNET_TIMEOUT)))
-    weird = answered(node(node_example, ["--addr", addr, "-"], json.dumps(WEIRD)))
+    rate = answered(node(node_package, ["--addr", addr, "-"], json.dumps(OPENAI_429)))
+    timeout = answered(node(node_package, ["--addr", addr, "-"], json.dumps(DOTNET_TIMEOUT)))
+    weird = answered(node(node_package, ["--addr", addr, "-"], json.dumps(WEIRD)))
     assert (rate["class"], rate["class_number"], rate["effect"], rate["retryable"]) == (
         "RateLimited",
         3,
@@ -103,20 +103,20 @@ def test_node_gets_the_taxonomy_answers(node_example: Path, server: GrpcServer) 
 
 @pytest.mark.parametrize("mode", ["--batch", "--stream"])
 def test_node_answers_match_the_engine(
-    node_example: Path, server: GrpcServer, bundled: Ruleset, mode: str
+    node_package: Path, server: GrpcServer, bundled: Ruleset, mode: str
 ) -> None:
     """Over ClassifyBatch and ClassifyStream, Node prints exactly what the engine decides, in order."""
     got = answered(
-        node(node_example, ["--addr", f"127.0.0.1:{server.port}", mode, "-"], json.dumps(ALL))
+        node(node_package, ["--addr", f"127.0.0.1:{server.port}", mode, "-"], json.dumps(ALL))
     )
     assert got == [engine_answer(bundled, d) for d in ALL]
 
 
-def test_node_explain_carries_the_reasoning(node_example: Path, server: GrpcServer) -> None:
+def test_node_explain_carries_the_reasoning(node_package: Path, server: GrpcServer) -> None:
     """With --explain the answer carries the winning rule, its conditions and the rendered text."""
     got = answered(
         node(
-            node_example,
+            node_package,
             ["--addr", f"127.0.0.1:{server.port}", "--explain", "-"],
             json.dumps(DOTNET_TIMEOUT),
         )
@@ -127,10 +127,10 @@ def test_node_explain_carries_the_reasoning(node_example: Path, server: GrpcServ
     assert "dotnet.httpclient-timeout" in e["text"]
 
 
-def test_node_reports_every_bad_field(node_example: Path, server: GrpcServer) -> None:
+def test_node_reports_every_bad_field(node_package: Path, server: GrpcServer) -> None:
     """A malformed descriptor exits 2 with each field the server refused on stderr."""
     bad = {"type": "x", "http_status": 42, "causes": [{"type": ""}]}
-    done = node(node_example, ["--addr", f"127.0.0.1:{server.port}", "-"], json.dumps(bad))
+    done = node(node_package, ["--addr", f"127.0.0.1:{server.port}", "-"], json.dumps(bad))
     assert done.returncode == 2, done.stdout
     assert sorted(done.stderr.splitlines()) == [
         "-: descriptor.causes[0].type: must not be empty",
@@ -138,11 +138,11 @@ def test_node_reports_every_bad_field(node_example: Path, server: GrpcServer) ->
     ]
 
 
-def test_node_without_a_server_fails_plainly(node_example: Path, tmp_path: Path) -> None:
+def test_node_without_a_server_fails_plainly(node_package: Path, tmp_path: Path) -> None:
     """No server at the address: exit 1 and a one-line reason, within the deadline."""
     (tmp_path / "d.json").write_text(json.dumps(WEIRD))
     done = node(
-        node_example, ["--addr", "127.0.0.1:1", "--deadline-ms", "1000", str(tmp_path / "d.json")]
+        node_package, ["--addr", "127.0.0.1:1", "--deadline-ms", "1000", str(tmp_path / "d.json")]
     )
     assert done.returncode == 1
     assert done.stderr.startswith("errorclass-classify: ")
@@ -150,11 +150,11 @@ def test_node_without_a_server_fails_plainly(node_example: Path, tmp_path: Path)
 
 
 def test_descriptors_from_live_node_errors(
-    node_example: Path, server: GrpcServer, bundled: Ruleset
+    node_package: Path, server: GrpcServer, bundled: Ruleset
 ) -> None:
     """descriptorFromError reads real Node errors (class chains, cause, AggregateError, system and
     gRPC errors), and the service answers each as the engine would."""
-    done = node(node_example, [f"127.0.0.1:{server.port}"], script=str(NODE_ERRORS))
+    done = node(node_package, [f"127.0.0.1:{server.port}"], script=str(NODE_ERRORS))
     got = answered(done)
     d = {name: case["descriptor"] for name, case in got.items()}
     assert d["rate_limit"] == {

@@ -1,5 +1,6 @@
-"""The Node client as a package (examples/node): what it ships is in step with the repository,
-it refuses the descriptors the Python side refuses, in the same words, and its README's
+"""The Node client as a package (clients/node): what it ships is in step with the repository,
+its own tests (every vector of clients/spec, the outage test, the Client against real servers)
+pass, it refuses the descriptors the Python side refuses, in the same words, and its README's
 commands work, packed and installed into an application with no repository next to it."""
 
 from __future__ import annotations
@@ -17,19 +18,31 @@ from typing import Any
 
 import pytest
 
-from classifier import __version__
+from classifier import Ruleset, __version__
 from classifier.errors import DescriptorError
 from classifier.source.descriptor_file import descriptor_dict, descriptor_from_data
 from classifier.taxonomy import GRPC_CODES
-from tests.examples.test_node_client import answered, node
+from tests.clients.test_node_client import answered, engine_answer, node
 from tests.support import ROOT
-from tools import gen_node_client
+from tools.spec import render_node
+from tools.spec.facts import SPEC, facts
+from tools.spec.vectors import KINDS
 
-PACKAGE = gen_node_client.PACKAGE
+PACKAGE = ROOT / render_node.PACKAGE
+GENERATED = ROOT / render_node.OUT
 README = PACKAGE / "README.md"
 README_ADDRESS = "127.0.0.1:50051"
 SHELL_BLOCK = re.compile(r"```sh\n(.*?)```\n", re.DOTALL)
-SHIPPED = ("package.json", "package-lock.json", "README.md", "classifier.js", "classify.js")
+PACKAGE_JSON: dict[str, Any] = json.loads((PACKAGE / "package.json").read_text())
+SHIPPED = (
+    "package.json",
+    "package-lock.json",
+    "README.md",
+    *(f for f in PACKAGE_JSON["files"] if not f.endswith("/")),
+)
+"""What `npm pack` puts in the tarball, but generated/ (package.json's `files`, and what npm
+always adds)."""
+NODE_TESTS_LIMIT_S = 300
 
 LONG = "t" * 1025
 BAD: list[Any] = [
@@ -103,7 +116,7 @@ def python_verdict(data: Any) -> dict[str, Any]:
     return {"ok": d}
 
 
-def node_verdicts(example: Path, cases: list[Any]) -> list[dict[str, Any]]:
+def node_verdicts(package: Path, cases: list[Any]) -> list[dict[str, Any]]:
     script = """
 const lib = require('./classifier');
 const cases = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));
@@ -116,49 +129,105 @@ console.log(JSON.stringify(cases.map((c) => {
   }
 })));
 """
-    verdicts: list[dict[str, Any]] = answered(node(example, [script], json.dumps(cases), "-e"))
+    verdicts: list[dict[str, Any]] = answered(node(package, [script], json.dumps(cases), "-e"))
     return verdicts
 
 
-def test_shipped_files_do_not_drift_from_the_repository(tmp_path: Path) -> None:
-    """generated/ is what `make node-client` writes today: the proto and the descriptor schema
-    byte for byte, and the facts read from the Python source."""
-    fresh = gen_node_client.generate(tmp_path)
-    assert {p.relative_to(tmp_path) for p in fresh} == {
-        p.relative_to(gen_node_client.OUT) for p in gen_node_client.OUT.rglob("*") if p.is_file()
-    }
-    for path in fresh:
-        committed = gen_node_client.OUT / path.relative_to(tmp_path)
-        assert committed.read_bytes() == path.read_bytes(), (
-            f"{committed} is stale: make node-client"
-        )
-    proto = gen_node_client.OUT / "proto" / "errorclass" / "v1" / "classifier.proto"
+def test_generated_holds_what_make_spec_writes_and_nothing_else() -> None:
+    """generated/ is render_node's output (the drift test, tests/clients/test_spec.py, compares
+    the bytes): a copy of the spec's facts, the descriptor schema and the proto, and no
+    stale file beside them."""
+    rendered = render_node.render(facts())
+    assert set(rendered) == {p.relative_to(ROOT) for p in GENERATED.rglob("*") if p.is_file()}
+    assert (GENERATED / "facts.json").read_bytes() == (ROOT / SPEC / "facts.json").read_bytes()
+    proto = GENERATED / "proto" / "errorclass" / "v1" / "classifier.proto"
     assert proto.read_bytes() == (ROOT / "proto/errorclass/v1/classifier.proto").read_bytes()
-    schema = gen_node_client.OUT / "descriptor.schema.json"
+    schema = GENERATED / "descriptor.schema.json"
     assert schema.read_bytes() == (ROOT / "classifier/schemas/descriptor.schema.json").read_bytes()
 
 
-def test_the_package_is_versioned_with_the_classifier() -> None:
-    """package.json (and its lock) carry the Python package's version, the files it needs and a bin."""
-    package = json.loads((PACKAGE / "package.json").read_text())
+def test_the_package_is_versioned_with_the_classifier_and_ships_every_module() -> None:
+    """package.json (and its lock) carry the Python package's version, a bin, and every module
+    of the package's top level in `files` (a module left out would be missing once packed)."""
     lock = json.loads((PACKAGE / "package-lock.json").read_text())
     python_version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert package["version"] == python_version == lock["version"]
+    assert PACKAGE_JSON["version"] == python_version == lock["version"]
     assert __version__ in (python_version, "0+unknown")
-    assert lock["packages"][""]["name"] == lock["name"] == package["name"]
-    assert "private" not in package
-    assert package["bin"] == {"errorclass-classify": "classify.js"}
+    assert lock["packages"][""]["name"] == lock["name"] == PACKAGE_JSON["name"]
+    assert "private" not in PACKAGE_JSON
+    assert PACKAGE_JSON["bin"] == {"errorclass-classify": "classify.js"}
     assert (PACKAGE / "classify.js").read_text().startswith("#!/usr/bin/env node\n")
-    assert f"{package['name'].lstrip('@').replace('/', '-')}-{package['version']}.tgz" in (
-        README.read_text()
+    assert {p.name for p in PACKAGE.glob("*.js")} == {
+        f for f in PACKAGE_JSON["files"] if f.endswith(".js")
+    }
+    assert "tests/" not in PACKAGE_JSON["files"]
+    name = PACKAGE_JSON["name"].lstrip("@").replace("/", "-")
+    assert f"{name}-{PACKAGE_JSON['version']}.tgz" in README.read_text()
+
+
+def run_node_tests(
+    package: Path, *args: str, spec: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ}
+    env.pop("ERRORCLASS_SPEC_DIR", None)
+    if spec is not None:
+        env["ERRORCLASS_SPEC_DIR"] = str(spec)
+    return subprocess.run(
+        ["node", "--test", "--test-reporter=spec", *args, "tests/"],
+        cwd=package,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=NODE_TESTS_LIMIT_S,
+        check=False,
     )
 
 
-def test_node_refuses_and_accepts_what_python_does(node_example: Path) -> None:
+def vector_counts() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for path in sorted((ROOT / SPEC / "vectors").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        counts[data["kind"]] = counts.get(data["kind"], 0) + len(data["vectors"])
+    return counts
+
+
+def test_the_node_tests_pass_and_read_every_vector(node_package: Path) -> None:
+    """`node --test clients/node/tests/` (what `make node-test` runs): every vector of every
+    kind read by the package's own functions, the outage test against a stopped port and a
+    grpc-js server answering UNAVAILABLE, the Client against real servers; it prints how many
+    vectors of each kind it ran, and that is every vector of clients/spec."""
+    done = run_node_tests(node_package)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    printed = dict(re.findall(r"^vectors: (\w+) (\d+)$", done.stdout, re.M))
+    assert set(printed) == set(KINDS)
+    assert {kind: int(n) for kind, n in printed.items()} == vector_counts()
+
+
+def test_a_changed_expectation_fails_the_node_tests_naming_it(
+    node_package: Path, tmp_path: Path
+) -> None:
+    """With ERRORCLASS_SPEC_DIR naming a copy of the spec whose first error_body vector expects
+    another code, the runner fails and names the file, the vector and the field."""
+    spec = tmp_path / "spec"
+    shutil.copytree(ROOT / SPEC, spec)
+    path = spec / "vectors" / "error_body.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    vector = data["vectors"][0]
+    vector["want"]["code"] = "changed"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = run_node_tests(
+        node_package, f"--test-name-pattern=^{re.escape(vector['name'])}$", spec=spec
+    )
+    assert done.returncode == 1, done.stdout[-4000:]
+    assert f"error_body.json {vector['name']}: code: got " in done.stdout
+    assert 'want "changed"' in done.stdout
+
+
+def test_node_refuses_and_accepts_what_python_does(node_package: Path) -> None:
     """Every bad descriptor is refused with the same field paths and words as Python's
     descriptor-file reader, and every good one normalised to the same descriptor."""
     cases = BAD + GOOD
-    got = node_verdicts(node_example, cases)
+    got = node_verdicts(node_package, cases)
     for case, verdict in zip(cases, got, strict=True):
         assert verdict == python_verdict(case), json.dumps(case)[:200]
     assert all("refused" in v for v in got[: len(BAD)])
@@ -172,7 +241,7 @@ checks every case in one Node process."""
 
 
 def test_both_commands_refuse_the_same_descriptors(
-    node_example: Path, served_address: str, tmp_path: Path
+    node_package: Path, served_address: str, tmp_path: Path
 ) -> None:
     """`classifier classify --addr` and `node classify.js --addr`, as processes against one real
     server: the same exit status, the same bad fields on stderr, the same answers."""
@@ -187,7 +256,7 @@ def test_both_commands_refuse_the_same_descriptors(
             timeout=60,
             check=False,
         )
-        return case, python, node(node_example, ["--addr", served_address, str(path)])
+        return case, python, node(node_package, ["--addr", served_address, str(path)])
 
     def fields(stderr: str, path: str) -> list[str]:
         # Python says where (file:line:col) when it knows; both then name the field
@@ -209,12 +278,12 @@ def test_both_commands_refuse_the_same_descriptors(
 
 
 def test_a_batch_names_each_bad_descriptor_and_sends_nothing(
-    node_example: Path, served_address: str
+    node_package: Path, served_address: str
 ) -> None:
     """--batch and --stream refuse the whole call, naming each item as the server would."""
     many = [GOOD[0], {"type": "x", "orign": 1}, {"type": ""}]
     for mode in ("--batch", "--stream"):
-        done = node(node_example, ["--addr", served_address, mode, "-"], json.dumps(many))
+        done = node(node_package, ["--addr", served_address, mode, "-"], json.dumps(many))
         assert done.returncode == 2, done.stderr
         assert [line.split(":")[1] for line in done.stderr.splitlines()] == [
             " requests[1].descriptor.orign",
@@ -223,7 +292,22 @@ def test_a_batch_names_each_bad_descriptor_and_sends_nothing(
         assert done.stdout == ""
 
 
-def test_readme_commands_work_packed_and_installed(served_address: str, tmp_path: Path) -> None:
+APP_FAILURE: dict[str, Any] = {
+    "type": "RateLimitError",
+    "supertypes": ["Error"],
+    "http_status": 429,
+    "code": "rate_limit_exceeded",
+    "message": "429 Rate limit reached",
+    "origin": "provider",
+    "provider": "openai",
+    "language": "node",
+}
+"""The descriptor the README's app.js builds from its RateLimitError."""
+
+
+def test_readme_commands_work_packed_and_installed(
+    served_address: str, bundled: Ruleset, tmp_path: Path
+) -> None:
     """Every shell block of the package README, run in order as one script against a real
     server: from a copy of the package folder, then packed and installed into an application
     folder with no repository (and no proto) anywhere near it."""
@@ -232,11 +316,11 @@ def test_readme_commands_work_packed_and_installed(served_address: str, tmp_path
     blocks = SHELL_BLOCK.findall(README.read_text(encoding="utf-8"))
     assert len(blocks) == 2
     assert README.read_text().count("```sh") == len(blocks)
-    copy = tmp_path / "repo" / "examples" / "node"
+    copy = tmp_path / "repo" / render_node.PACKAGE
     copy.mkdir(parents=True)
-    for name in (*SHIPPED, "descriptor.js"):
+    for name in SHIPPED:
         shutil.copy(PACKAGE / name, copy / name)
-    shutil.copytree(gen_node_client.OUT, copy / "generated")
+    shutil.copytree(GENERATED, copy / "generated")
     script = "set -euo pipefail\n" + "\n".join(blocks)
     script = re.sub(r"/tmp(?=[/\s])", str(tmp_path), script.replace(README_ADDRESS, served_address))
     env = {
@@ -266,9 +350,12 @@ def test_readme_commands_work_packed_and_installed(served_address: str, tmp_path
     assert "descriptor.orign: unknown key (did you mean 'origin'?)" in done.stderr
     assert f"errorclass-classify {__version__}" in out or "errorclass-classify 0.1.0" in out
     assert '"class": "Timeout"' in out
-    assert out.rstrip().splitlines()[-2:] == [
-        "RateLimited provider.backoff",
-        "true descriptor.origin",
+    # what the engine answers for the descriptor app.js builds from its RateLimitError
+    answer = engine_answer(bundled, APP_FAILURE)
+    assert out.rstrip().splitlines()[-3:] == [
+        f"{answer['class']} {answer['action']['id']} {answer['rule']} {answer['ruleset_version']}",
+        "kept 1 RateLimitError",
+        "DescriptorError descriptor.origin",
     ]
     installed = tmp_path / "my-app" / "node_modules" / "@errorclass" / "classifier-client"
     assert (installed / "generated" / "proto" / "errorclass" / "v1" / "classifier.proto").is_file()
@@ -276,7 +363,7 @@ def test_readme_commands_work_packed_and_installed(served_address: str, tmp_path
     assert not installed.is_symlink()
 
 
-def test_the_library_refuses_before_sending(node_example: Path) -> None:
+def test_the_library_refuses_before_sending(node_package: Path) -> None:
     """classify, classifyBatch and classifyStream reject a malformed descriptor with a
     DescriptorError without a call (no server listens at the address); a known key left
     undefined is absent, as in JSON."""
@@ -298,7 +385,7 @@ Promise.allSettled(calls).then((results) => {
   }));
 });
 """
-    got = answered(node(node_example, [script], script="-e"))
+    got = answered(node(node_package, [script], script="-e"))
     assert got["refused"] == [
         ["descriptor.orign"],
         ["requests[1].descriptor.orign"],

@@ -1,0 +1,159 @@
+// Every vector file of clients/spec/vectors, read by this package's own functions
+// (clients/spec/README.md says what each kind means and how it is compared). A file of a
+// kind this runner does not know fails; a failure names the file, the vector and the
+// field. Prints how many vectors of each kind it ran.
+//
+//   node --test clients/node/tests/                                  # the repository's spec
+//   ERRORCLASS_SPEC_DIR=/path/to/spec node --test clients/node/tests/  # another copy of it
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+const { after, describe, test } = require('node:test');
+const lib = require('..');
+const { runOutage } = require('./outage');
+
+const SPEC = process.env.ERRORCLASS_SPEC_DIR || path.join(__dirname, '..', '..', 'spec');
+const FOLDER = path.join(SPEC, 'vectors');
+const LANGUAGE = 'node';
+
+// `pad.text` repeated `pad.count` times stands for @PAD@ in a body (a large input written small).
+function body(input) {
+  return input.pad ? input.body.replace('@PAD@', () => input.pad.text.repeat(input.pad.count)) : input.body;
+}
+
+// The first field where two descriptors (or evidence) differ, or undefined.
+function differs(got, want) {
+  for (const key of new Set([...Object.keys(got), ...Object.keys(want)])) {
+    try {
+      assert.deepStrictEqual(got[key], want[key]);
+    } catch {
+      return key;
+    }
+  }
+  return undefined;
+}
+
+function sameFields(got, want, where) {
+  const field = differs(got, want);
+  if (field !== undefined) {
+    assert.fail(`${where}: ${field}: got ${JSON.stringify(got[field])}, want ${JSON.stringify(want[field])}`);
+  }
+}
+
+// A builder's descriptor carries this client's language; `want` leaves it out.
+function built(got, where) {
+  if (got === null) return null;
+  assert.equal(got.language, LANGUAGE, `${where}: language`);
+  const { language, ...rest } = got;
+  return rest;
+}
+
+function sameDescriptor(got, want, where) {
+  if (want === null || got === null) {
+    assert.deepStrictEqual(got, want, `${where}: descriptor: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+    return;
+  }
+  sameFields(got, want, `${where}: descriptor`);
+}
+
+const EMPTY_EVIDENCE = { code: '', grpc_status: null, message: '', attributes: {} };
+
+const KINDS = {
+  error_body({ input, want }, where) {
+    const got = lib.evidenceFromBody(input.status, input.headers, body(input));
+    sameFields({ ...got, grpc_status: got.grpc_status ?? null }, { ...EMPTY_EVIDENCE, ...want }, where);
+  },
+  finish_reason({ input, want }, where) {
+    const got = lib.descriptorFromFinishReason(input.reason, {
+      provider: input.provider, promptBlocked: input.prompt_blocked, model: input.model,
+    });
+    sameDescriptor(built(got, where), want.descriptor, where);
+  },
+  response({ input, want }, where) {
+    const got = lib.descriptorFromResponse(input.response, { provider: input.provider });
+    sameDescriptor(built(got, where), want.descriptor, where);
+  },
+  runtime_facts({ input, want }, where) {
+    let got;
+    try {
+      got = { attributes: lib.runtimeFacts(input.facts) };
+    } catch (err) {
+      if (!(err instanceof lib.RuntimeFactError)) throw err;
+      got = { error: err.fact };
+    }
+    sameFields(got, want, where);
+  },
+  validate({ input, want }, where) {
+    let got;
+    try {
+      got = { descriptor: lib.validateDescriptor(input.descriptor) };
+    } catch (err) {
+      if (!(err instanceof lib.DescriptorError)) throw err;
+      got = { violations: err.violations.map((v) => v.field) };
+    }
+    if (want.violations) {
+      assert.ok(got.violations, `${where}: violations: none, the descriptor was accepted as ${JSON.stringify(got.descriptor)}`);
+      assert.deepStrictEqual(new Set(got.violations), new Set(want.violations.map((v) => v.field)), `${where}: violations`);
+    } else {
+      assert.ok(got.descriptor, `${where}: descriptor: refused (${got.violations && got.violations.join(', ')})`);
+      sameDescriptor(got.descriptor, want.descriptor, where);
+    }
+  },
+  fit({ input, want }, where) {
+    sameDescriptor(lib.fit(input.descriptor), want.descriptor, where);
+  },
+  breaker({ input, want }, where) {
+    const breaker = new lib.Breaker();
+    const states = [];
+    const waits = [];
+    for (const event of input.events) {
+      if (event === 'call') {
+        states.push(breaker.allow() ? 'allowed' : 'short_circuited');
+        continue;
+      }
+      if (event === 'probe_ok' || event === 'probe_failed') {
+        waits.push(breaker.probeWait());
+        breaker.probed(event === 'probe_ok');
+      } else {
+        assert.ok(event === 'ok' || Object.hasOwn(lib.FACTS.grpc_codes, event), `${where}: events: unknown event ${event}`);
+        breaker.record(event);
+      }
+      states.push(breaker.state);
+    }
+    assert.deepStrictEqual(states, want.states, `${where}: states`);
+    if (want.probe_waits_ms) assert.deepStrictEqual(waits, want.probe_waits_ms, `${where}: probe_waits_ms`);
+  },
+  outage(vector, where) {
+    return runOutage(vector, where);
+  },
+};
+
+const counts = {};
+const files = fs.readdirSync(FOLDER).filter((f) => f.endsWith('.json')).sort();
+
+test('the spec has vector files', () => {
+  assert.ok(files.length, `no vector files in ${FOLDER}`);
+});
+
+for (const file of files) {
+  const data = JSON.parse(fs.readFileSync(path.join(FOLDER, file), 'utf8'));
+  describe(`${file} (${data.kind})`, () => {
+    const run = KINDS[data.kind];
+    if (!run) {
+      test('a known kind', () => assert.fail(`${file}: kind ${JSON.stringify(data.kind)}: this runner knows ${Object.keys(KINDS).join(', ')}`));
+      return;
+    }
+    for (const vector of data.vectors) {
+      test(vector.name, async () => {
+        counts[data.kind] = (counts[data.kind] || 0) + 1;
+        await run(vector, `${file} ${vector.name}`);
+      });
+    }
+  });
+}
+
+after(() => {
+  for (const kind of Object.keys(counts).sort()) console.log(`vectors: ${kind} ${counts[kind]}`);
+});
