@@ -100,7 +100,8 @@ function runtimeFacts(facts = {}, { spelling = (name) => name } = {}) {
       else refuse('is not a count (0, 1, 2, ...)');
       continue;
     }
-    const word = strip(String(value)).toLowerCase();
+    if (typeof value !== 'string') refuse('is not text');
+    const word = strip(value).toLowerCase();
     if (fact.values.includes(word) || (fact.open && OPEN_WORD.test(word))) out[name] = word;
     else if (fact.open) {
       refuse(`is not a word; the service knows ${fact.values.join(', ')} (another word is a ${name} too, with class Unknown)`);
