@@ -10,8 +10,13 @@
     message_only_rule     a rule that decides on free text alone
     unused_action         a catalog action that nothing can recommend
     class_never_produced  a class no rule produces
+    unsatisfiable_rule    a rule whose own conditions contradict each other (`http_status:
+                          507` with `lacks: http_status`): it can never match
 
-Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
+Conflicts and shadows carry a *witness*: a descriptor both rules match. An unsatisfiable
+rule carries the contradiction instead: the conditions that cannot hold together and why,
+found by the analysis the witness builder chooses its values with (`witness.constraints`),
+so it is proven, never guessed. Every
 witness is confirmed by the real engine before it is reported (`classify`
 must answer Unknown (conflict), or not the shadowed rule, and the engine's
 own ranking of the matches must put the two rules where the warning says),
@@ -50,7 +55,13 @@ from classifier.engine.conditions import (
 from classifier.engine.evaluate import classify, ranked_matches
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
-from classifier.lint.witness import WitnessBuilder, compatible, plain_values, witness_text
+from classifier.lint.witness import (
+    WitnessBuilder,
+    compatible,
+    constraints,
+    plain_values,
+    witness_text,
+)
 from classifier.location import Location
 from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
 from classifier.text import plural
@@ -120,6 +131,7 @@ def lint_report(ruleset: Ruleset) -> LintReport:
         *_message_only(ruleset.rules),
         *_unused_actions(ruleset),
         *_classes_never_produced(ruleset),
+        *_unsatisfiable(ruleset.rules),
     ]
     findings = [f for f in findings if f.about_top_layer]
     kept = [f.diagnostic for f in findings if not f.ignored(ruleset)]
@@ -511,3 +523,40 @@ def _classes_never_produced(ruleset: Ruleset) -> Iterator[_Finding]:
                 ruleset.class_locations.get(error_class, Location(ruleset.source)),
             )
         )
+
+
+# unsatisfiable_rule --------------------------------------------------------------------------
+
+
+def _unsatisfiable(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
+    """Rules no descriptor can match: the witness builder's analysis proves their conditions
+    contradict. The warning is at the first condition of the first contradiction and names
+    where the others are."""
+    for rule in rules:
+        found = constraints(rule.all_conditions).contradictions()
+        if not found:
+            continue
+        places = [
+            rule.locations.get(_written_key(c), rule.location)
+            for contradiction in found
+            for c in contradiction.conditions
+        ]
+        yield _Finding(
+            _warning(
+                Code.unsatisfiable_rule,
+                f"can never match: {'; '.join(c.text for c in found)}, so no descriptor "
+                "satisfies this rule and it decides nothing; remove the condition that is "
+                "wrong, or split the rule in two",
+                places[0],
+                rule,
+                related=tuple(dict.fromkeys(places[1:])),
+            ),
+            (rule,),
+        )
+
+
+def _written_key(condition: Condition) -> str:
+    """The key of a rule's `when` that holds a condition, as `CompiledRule.locations` names
+    it (`has` and `lacks` are one key each, and so is `attributes`)."""
+    key = _key(condition)
+    return key.split(".", 1)[0]
