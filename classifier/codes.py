@@ -63,6 +63,7 @@ class Code(StrEnum):
     unused_action = "unused_action"
     class_never_produced = "class_never_produced"
     unsatisfiable_rule = "unsatisfiable_rule"
+    misspelt_value = "misspelt_value"
 
 
 class Family(StrEnum):
@@ -239,6 +240,12 @@ REGISTRY: dict[Code, CodeInfo] = {
         Family.lint,
         "a rule whose own conditions contradict each other",
         "rules.md#unsatisfiable_rule",
+        lint_scope=Scope.rule,
+    ),
+    Code.misspelt_value: CodeInfo(
+        Family.lint,
+        "a language or provider close to a known one but not it",
+        "rules.md#misspelt_value",
         lint_scope=Scope.rule,
     ),
 }

@@ -79,6 +79,8 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
         "message_only_rule": r"seeded/problems\.yaml:32:12: warning: message_only_rule: ",
         "unsatisfiable_rule": r"seeded/problems\.yaml:37:37: warning: unsatisfiable_rule: can "
         r"never match: `http_status: 507` and `lacks: http_status` contradict each other ",
+        "misspelt_value": r"seeded/problems\.yaml:42:40: warning: misspelt_value: language "
+        r"'pyhton' is no language a runtime reports \(did you mean 'python'\?\)",
         "unused_action": r'seeded/actions\.yaml:\d+:5: warning: unused_action: action "ops\.page-oncall"',
         "class_never_produced": r"seeded/actions\.yaml:\d+:3: warning: class_never_produced: "
         r"no rule produces class Infrastructure \(12\)",

@@ -460,6 +460,65 @@ def test_an_unsatisfiable_rule_can_be_ignored(make_ruleset: MakeRuleset) -> None
     assert (report.warnings, report.suppressed) == ([], 13)  # the manifest's 12 too
 
 
+# misspelt_value ------------------------------------------------------------------------------
+
+
+def test_a_language_close_to_a_runtimes_is_taken_for_a_misspelling(
+    make_ruleset: MakeRuleset,
+) -> None:
+    found = _lint(
+        make_ruleset,
+        "rules:\n  - {id: r, when: {type: x.A, language: [ruby, pyhton]}, class: ToolError}\n",
+    )
+    (d,) = found
+    assert (d.code, d.rule_id, d.severity) == ("misspelt_value", "r", Severity.warning)
+    assert d.message.startswith(
+        "language 'pyhton' is no language a runtime reports (did you mean 'python'?): "
+    )
+    assert (d.location.line, d.location.column) == (2, 31)  # at `language`
+
+
+def test_a_provider_close_to_one_more_rules_name_is_taken_for_a_misspelling(
+    make_ruleset: MakeRuleset,
+) -> None:
+    rules = """
+        rules:
+          - {id: a, when: {type: x.A, provider: openai}, class: ToolError}
+          - {id: b, when: {type: x.B, provider: [openai, anthropic]}, class: ToolError}
+          - {id: c, when: {type: x.C, provider: opneai}, class: ToolError}
+          - {id: d, when: {type: x.D, provider: anthropik}, class: ToolError}
+        """
+    found = _lint(make_ruleset, rules)
+    # anthropik and anthropic are named as often: neither is taken for the other's misspelling
+    assert _codes(found) == [("misspelt_value", "c")]
+    assert "provider 'opneai' is named by fewer rules than a provider close to it " in (
+        found[0].message
+    )
+    assert "(did you mean 'openai'?)" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "{type: x.A, language: [python, dotnet, java, go, node, rust]}",
+        "{type: x.A, language: ruby}",  # close to no runtime's language: taken as meant
+        "{type: x.A, provider: acme-llm}",
+    ],
+)
+def test_a_value_close_to_no_known_one_is_taken_as_meant(
+    make_ruleset: MakeRuleset, when: str
+) -> None:
+    assert _lint(make_ruleset, f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n") == []
+
+
+def test_a_misspelt_value_can_be_ignored_on_its_rule(make_ruleset: MakeRuleset) -> None:
+    rules = (
+        "rules:\n  - {id: r, when: {type: x.A, language: pyhton}, class: ToolError, "
+        "lint_ignore: misspelt_value}\n"
+    )
+    assert lint(load_ruleset(make_ruleset(rules, manifest=QUIET))) == []
+
+
 # unused_action, class_never_produced, lint_ignore --------------------------------------------
 
 
