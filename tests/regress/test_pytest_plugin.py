@@ -88,6 +88,21 @@ def test_a_failure_names_the_wanted_rules_failed_conditions(project: Path) -> No
     assert "         failed: language: pyhton  (language is 'python')" in run.stdout
 
 
+def test_a_ruleset_folder_without_case_files_gets_a_hint(project: Path) -> None:
+    """pytest's `no tests ran` (exit 5) alone does not say that no file is a case file."""
+    (project / "rules" / "rules.cases.yaml").rename(project / "rules" / "cases.yaml.txt")
+    run = run_pytest(project, "rules")
+    assert run.returncode == 5
+    assert (
+        "classifier: rules is a ruleset folder, and no file under it is named as a case file "
+        "is (*.cases.yaml, the classifier_cases ini option)"
+    ) in run.stdout
+    (project / "rules" / "cases.yaml.txt").rename(project / "rules" / "rules.cases.yaml")
+    run = run_pytest(project, "-k", "no-such-note", "rules")
+    assert run.returncode == 5  # every case deselected: the folder has cases, no hint
+    assert "classifier:" not in run.stdout
+
+
 def test_k_selects_cases_by_note(project: Path) -> None:
     run = run_pytest(project, "-q", "-k", "teapot or Timeout", "rules")
     assert run.returncode == 0
