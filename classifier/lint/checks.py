@@ -15,16 +15,17 @@
     misspelt_value        a `language` or `provider` value close to a known one but not it
                           (`language: pyhton`): the values no closed list holds, so not errors
 
-Conflicts and shadows carry a *witness*: a descriptor both rules match. An unsatisfiable
-rule carries the contradiction instead: the conditions that cannot hold together and why,
-found by the analysis the witness builder chooses its values with (`witness.constraints`),
-so it is proven, never guessed. Every
+Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
 witness is confirmed by the real engine before it is reported (`classify`
 must answer Unknown (conflict), or not the shadowed rule, and the engine's
 own ranking of the matches must put the two rules where the warning says),
 so a reported conflict is a real one. The search is not exhaustive: a pair whose witness cannot be
 built (patterns no sample satisfies together, or a third rule that outranks
 both on every witness tried) is not reported. Sound, not complete.
+
+An unsatisfiable rule carries the contradiction instead: the conditions that cannot hold
+together and why, from the analysis the witness builder chooses its values with
+(`witness.constraints`), so it is proven, not searched for.
 
 Shadowing is found rule against rule (one rule covering another), not by a
 union of several rules.
