@@ -62,6 +62,8 @@ class Code(StrEnum):
     message_only_rule = "message_only_rule"
     unused_action = "unused_action"
     class_never_produced = "class_never_produced"
+    unsatisfiable_rule = "unsatisfiable_rule"
+    misspelt_value = "misspelt_value"
 
 
 class Family(StrEnum):
@@ -233,6 +235,18 @@ REGISTRY: dict[Code, CodeInfo] = {
         "a class no rule produces",
         "rules.md#class_never_produced",
         lint_scope=Scope.ruleset,
+    ),
+    Code.unsatisfiable_rule: CodeInfo(
+        Family.lint,
+        "a rule whose own conditions contradict each other",
+        "rules.md#unsatisfiable_rule",
+        lint_scope=Scope.rule,
+    ),
+    Code.misspelt_value: CodeInfo(
+        Family.lint,
+        "a language or provider close to a known one but not it",
+        "rules.md#misspelt_value",
+        lint_scope=Scope.rule,
     ),
 }
 

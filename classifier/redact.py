@@ -23,6 +23,10 @@ from typing import Any
 import re2
 
 REPLACEMENT = "[REDACTED:{name}]"
+MARKER_PATTERN = r"\[REDACTED:[\w-]+\]"
+"""What REPLACEMENT leaves in stored text, as a Python pattern (a mask's name is letters,
+digits, `_` and `-`): readers of stored text (the Unknown inbox's templates) keep a marker
+whole, as the value it stands for, instead of reading its words."""
 MAX_PATTERNS = 64
 MAX_PATTERN_CHARS = 2048
 

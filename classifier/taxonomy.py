@@ -1,4 +1,4 @@
-"""The permanent run error taxonomy, origins, effects and gRPC code names.
+"""The permanent run error taxonomy, origins, effects, gRPC code names, runtime languages.
 
 The class numbers are stored in every past run's row by the runtimes that
 call us, so they are permanent: a class is appended with the next free
@@ -73,6 +73,12 @@ class Origin(IntEnum):
     interceptor = 5
     reconciler = 6
     user = 7
+
+
+LANGUAGES = ("python", "java", "dotnet", "go", "node", "rust")
+"""The runtimes' `language` labels, as their descriptor builders send them (the proto's
+`language` field names them). Not a closed set (a descriptor may say another), but the one
+a misspelt `language:` in a rule is told apart from (lint's `misspelt_value`)."""
 
 
 class Effect(IntEnum):

@@ -308,3 +308,36 @@ def test_a_team_ruleset_builds_on_the_installed_library(installed: Installed) ->
     assert "rule:      acme.declined" in own.stdout, own.stderr
     bundled = installed.run(installed.classifier, "classify", "--rules", "acme", "bundled.yaml")
     assert "rule:      python.openai.rate-limited" in bundled.stdout, bundled.stderr
+
+
+def test_the_pytest_extra_runs_a_rulesets_cases_with_pytest(installed: Installed) -> None:
+    """`classifier init` writes a ruleset whose case pytest runs: the package alone brings the
+    plugin, not pytest; the `[pytest]` extra brings it, pinned by constraints.txt as every
+    other dependency, into the same environment, where pytest finds the plugin."""
+    assert not (installed.venv / "bin" / "pytest").exists()
+    pip = installed.run(
+        str(installed.venv / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "-c",
+        CONSTRAINTS,
+        f"{installed.wheel}[pytest]",
+        timeout=BUILD_TIMEOUT,
+    )
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    init = installed.run(installed.classifier, "init", "team")
+    assert init.returncode == 0, init.stdout + init.stderr
+    pytest_ = installed.run(
+        str(installed.venv / "bin" / "pytest"), "-p", "no:cacheprovider", "team"
+    )
+    assert pytest_.returncode == 0, pytest_.stdout[-3000:] + pytest_.stderr
+    assert "1 passed" in pytest_.stdout
+    version = installed.run(str(installed.venv / "bin" / "pytest"), "--version")
+    pinned = next(
+        line.split("==")[1]
+        for line in Path(CONSTRAINTS).read_text().splitlines()
+        if line.startswith("pytest==")
+    )
+    assert version.stdout.strip() == f"pytest {pinned}"

@@ -75,6 +75,9 @@ class Compilation:
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     own_actions: frozenset[str] = frozenset()
     defaults: Mapping[ErrorClass, Outcome] | None = None
+    actions_known: bool = True
+    """Every layer's catalog was read: an action not in `actions` is unknown (when one could
+    not be, its problem is reported, and no action is called unknown for its sake)."""
     class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
     conflict_action: Action | None = None
     effective: tuple[tuple[RuleSource, int], ...] = ()
@@ -209,6 +212,7 @@ def catalog_stage(c: Compilation) -> Compilation:
         action_locations=action_at,
         own_actions=frozenset(own),
         defaults=defaults if not missing else None,
+        actions_known=all(layer.catalog_read for layer in layers),
         class_locations=class_at,
         conflict_action=conflict_action,
     )
@@ -369,12 +373,30 @@ def rules_stage(c: Compilation) -> Compilation:
     found: list[Diagnostic] = []
     compiled: list[CompiledRule] = []
     for source in c.rejected:
-        _rule(source, -1, 0, c.actions, c.defaults, found)
+        _rule(source, -1, 0, c, found)
     for order, (source, layer) in enumerate(c.effective):
-        rule = _rule(source, order, layer, c.actions, c.defaults, found)
+        rule = _rule(source, order, layer, c, found)
         if rule is not None:
             compiled.append(rule)
+    for invalid in (r for layer in c.stack.layers for r in layer.invalid_rules):
+        if c.actions_known and invalid.action not in c.actions:
+            found.append(
+                _unknown_action(invalid.action, c.actions, invalid.action_at, invalid.rule_id)
+            )
     return dataclasses.replace(c, diagnostics=(*c.diagnostics, *found), rules=tuple(compiled))
+
+
+def _unknown_action(
+    action_id: str, actions: Mapping[str, Action], where: Location, rule_id: str
+) -> Diagnostic:
+    """A rule's action the catalog does not have (a valid rule's, or an invalid one's)."""
+    return Diagnostic(
+        Code.unknown_action,
+        f"action {action_id!r} is not in the catalog{did_you_mean(action_id, actions)}; "
+        "add it to actions.yaml, or name one that is there",
+        where,
+        rule_id=rule_id,
+    )
 
 
 Problem = Callable[..., None]
@@ -384,11 +406,11 @@ def _rule(
     source: RuleSource,
     order: int,
     layer: int,
-    actions: Mapping[str, Action],
-    defaults: Mapping[ErrorClass, Outcome] | None,
+    compilation: Compilation,
     diagnostics: list[Diagnostic],
 ) -> CompiledRule | None:
     doc = source.doc
+    actions, defaults = compilation.actions, compilation.defaults
     before = len(diagnostics)
 
     def problem(code: Code, message: str, *field: str | int) -> None:
@@ -397,13 +419,8 @@ def _rule(
     action: Action | None = None
     if doc.action is not None:
         action = actions.get(doc.action)
-        if action is None:
-            problem(
-                Code.unknown_action,
-                f"action {doc.action!r} is not in the catalog{did_you_mean(doc.action, actions)}; "
-                "add it to actions.yaml, or name one that is there",
-                "action",
-            )
+        if action is None and compilation.actions_known:
+            diagnostics.append(_unknown_action(doc.action, actions, source.at("action"), doc.id))
     written = source.written.get("when", {})
     type_condition, conditions = _conditions(doc.when, written, ("when",), problem)
     if len(diagnostics) > before or defaults is None or doc.class_ not in defaults:

@@ -10,6 +10,10 @@
     message_only_rule     a rule that decides on free text alone
     unused_action         a catalog action that nothing can recommend
     class_never_produced  a class no rule produces
+    unsatisfiable_rule    a rule whose own conditions contradict each other (`http_status:
+                          507` with `lacks: http_status`): it can never match
+    misspelt_value        a `language` or `provider` value close to a known one but not it
+                          (`language: pyhton`): the values no closed list holds, so not errors
 
 Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
 witness is confirmed by the real engine before it is reported (`classify`
@@ -18,6 +22,10 @@ own ranking of the matches must put the two rules where the warning says),
 so a reported conflict is a real one. The search is not exhaustive: a pair whose witness cannot be
 built (patterns no sample satisfies together, or a third rule that outranks
 both on every witness tried) is not reported. Sound, not complete.
+
+An unsatisfiable rule carries the contradiction instead: the conditions that cannot hold
+together and why, from the analysis the witness builder chooses its values with
+(`witness.constraints`), so it is proven, not searched for.
 
 Shadowing is found rule against rule (one rule covering another), not by a
 union of several rules.
@@ -29,7 +37,7 @@ codes the author accepts; `lint_report` counts what was silenced.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -50,10 +58,16 @@ from classifier.engine.conditions import (
 from classifier.engine.evaluate import classify, ranked_matches
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import Diagnostic, Severity, sorted_diagnostics
-from classifier.lint.witness import WitnessBuilder, compatible, plain_values, witness_text
+from classifier.lint.witness import (
+    WitnessBuilder,
+    compatible,
+    constraints,
+    plain_values,
+    witness_text,
+)
 from classifier.location import Location
-from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, UnknownReason
-from classifier.text import plural
+from classifier.taxonomy import GRPC_CODES, LANGUAGES, Effect, ErrorClass, UnknownReason
+from classifier.text import did_you_mean, plural
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
 
@@ -120,6 +134,8 @@ def lint_report(ruleset: Ruleset) -> LintReport:
         *_message_only(ruleset.rules),
         *_unused_actions(ruleset),
         *_classes_never_produced(ruleset),
+        *_unsatisfiable(ruleset.rules),
+        *_misspelt_values(ruleset.rules),
     ]
     findings = [f for f in findings if f.about_top_layer]
     kept = [f.diagnostic for f in findings if not f.ignored(ruleset)]
@@ -511,3 +527,90 @@ def _classes_never_produced(ruleset: Ruleset) -> Iterator[_Finding]:
                 ruleset.class_locations.get(error_class, Location(ruleset.source)),
             )
         )
+
+
+# unsatisfiable_rule --------------------------------------------------------------------------
+
+
+def _unsatisfiable(rules: Iterable[CompiledRule]) -> Iterator[_Finding]:
+    """Rules no descriptor can match: the witness builder's analysis proves their conditions
+    contradict. The warning is at the first condition of the first contradiction and names
+    where the others are."""
+    for rule in rules:
+        found = constraints(rule.all_conditions).contradictions()
+        if not found:
+            continue
+        places = [
+            rule.locations.get(_written_key(c), rule.location)
+            for contradiction in found
+            for c in contradiction.conditions
+        ]
+        yield _Finding(
+            _warning(
+                Code.unsatisfiable_rule,
+                f"can never match: {'; '.join(c.text for c in found)}, so no descriptor "
+                "satisfies this rule and it decides nothing; remove the condition that is "
+                "wrong, or split the rule in two",
+                places[0],
+                rule,
+                related=tuple(dict.fromkeys(places[1:])),
+            ),
+            (rule,),
+        )
+
+
+def _written_key(condition: Condition) -> str:
+    """The key of a rule's `when` that holds a condition, as `CompiledRule.locations` names
+    it (`has` and `lacks` are one key each, and so is `attributes`)."""
+    key = _key(condition)
+    return key.split(".", 1)[0]
+
+
+# misspelt_value ------------------------------------------------------------------------------
+
+_KNOWN_LABELS: dict[str, tuple[str, ...]] = {"language": LANGUAGES, "provider": ()}
+"""The label fields a rule may misspell, each with the values known without any rule: the
+runtimes' languages (providers are as many as there are APIs: only the rules name them)."""
+
+
+def _misspelt_values(rules: Sequence[CompiledRule]) -> Iterator[_Finding]:
+    """Label values (a language, a provider) close to a known one but not it: a runtime's
+    language, or a value more rules of the ruleset (a base's too) name than name this one
+    (of two values named as often, neither is taken for the other's misspelling). The
+    other fields' values are parsed against closed lists, and a misspelling there is an
+    error with the same hint; a label is open (a runtime may send any), so here it is a
+    warning, and a value close to none is taken as meant."""
+    named: dict[str, Counter[str]] = {name: Counter() for name in _KNOWN_LABELS}
+    for rule in rules:
+        for field, value in _labels(rule):
+            named[field][value] += 1
+    for rule in rules:
+        for field, value in _labels(rule):
+            fixed = _KNOWN_LABELS[field]
+            more = [v for v, n in named[field].items() if n > named[field][value]]
+            if value in fixed or not (hint := did_you_mean(value, [*fixed, *more])):
+                continue
+            why = (
+                f"no {field} a runtime reports"
+                if did_you_mean(value, fixed)
+                else f"named by fewer rules than a {field} close to it"
+            )
+            yield _Finding(
+                _warning(
+                    Code.misspelt_value,
+                    f"{field} {value!r} is {why}{hint}: a misspelt value matches nothing a "
+                    f"runtime sends; correct it (or, if {value!r} is meant, say so with "
+                    "lint_ignore: [misspelt_value])",
+                    rule.locations.get(field, rule.location),
+                    rule,
+                ),
+                (rule,),
+            )
+
+
+def _labels(rule: CompiledRule) -> Iterator[tuple[str, str]]:
+    """The (field, value) pairs of a rule's label conditions, values sorted."""
+    for c in rule.conditions:
+        if isinstance(c, FieldIn) and c.field in _KNOWN_LABELS:
+            for value in sorted(c.values):
+                yield c.field, value

@@ -31,12 +31,14 @@ from classifier.engine.conditions import (
     FieldPresent,
     MessageMatches,
     TypeIs,
+    is_set,
 )
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.errors import DescriptorError
 from classifier.lint import patterns
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import Origin
+from classifier.text import and_list
 
 FRESH_TYPE = "lint.Witness"
 FRESH_CAUSE_TYPE = "lint.Cause"
@@ -59,9 +61,29 @@ def witness_text(d: Descriptor) -> str:
     return json.dumps(descriptor_dict(d), ensure_ascii=False)
 
 
+@dataclass(frozen=True, slots=True)
+class Contradiction:
+    """Conditions that cannot all hold on one subject (a descriptor or a cause), and why."""
+
+    conditions: tuple[Condition, ...]
+    text: str
+    """As the linter says it: which conditions contradict each other, and why."""
+
+
+def _contradict(conditions: Sequence[Condition], why: str) -> Contradiction:
+    shown = and_list([f"`{c.text}`" for c in conditions])
+    return Contradiction(tuple(conditions), f"{shown} contradict each other ({why})")
+
+
 @dataclass
 class _Constraints:
-    """What every one of some conditions demands of one subject (a descriptor or a cause)."""
+    """What every one of some conditions demands of one subject (a descriptor or a cause).
+
+    The one analysis of what conditions ask for together: the witness builder reads the
+    values it may choose from it, and the linter's `unsatisfiable_rule` the contradictions
+    (`contradictions`), so a condition kind either analysis misses fails `mypy --strict`
+    here, in `add`.
+    """
 
     types: frozenset[str] | None = None
     fields: dict[str, frozenset[Any]] = field(default_factory=dict)
@@ -70,7 +92,10 @@ class _Constraints:
     causes: list[CauseMatches] = field(default_factory=list)
     present: set[str] = field(default_factory=set)
     absent: set[str] = field(default_factory=set)
-    satisfiable: bool = True
+    by_key: dict[str, list[Condition]] = field(default_factory=dict)
+    """Each condition under what it constrains: `type`, a field, `attributes.<name>`."""
+    subject: str = "descriptor"
+    """What the conditions test, as `contradictions` names it: a descriptor, or a cause."""
 
     def settled(self) -> dict[str, frozenset[Any]]:
         """The value sets of every plain field, a placeholder where `has:` asks only for one;
@@ -84,31 +109,104 @@ class _Constraints:
         match condition:
             case TypeIs(names=names):
                 self.types = _meet(self.types, names)
-                self.satisfiable &= bool(self.types)
+                self._under("type", condition)
             case FieldIn(field=name, values=values):
                 self.fields[name] = _meet(self.fields.get(name), values)
-                self.satisfiable &= bool(self.fields[name])
+                self._under(name, condition)
             case FieldPresent(field=name, present=True):
                 self.present.add(name)
+                self._under(name, condition)
             case FieldPresent(field=name):
                 self.absent.add(name)
+                self._under(name, condition)
             case AttributeIs(name=name, values=values):
                 self.attributes[name] = _meet(self.attributes.get(name), values)
-                self.satisfiable &= bool(self.attributes[name])
+                self._under(f"attributes.{name}", condition)
             case MessageMatches(pattern=pattern):
                 self.messages.append(pattern)
+                self._under("message", condition)
             case CauseMatches():
                 self.causes.append(condition)
             case _:
                 assert_never(condition)
+
+    def _under(self, key: str, condition: Condition) -> None:
+        self.by_key.setdefault(key, []).append(condition)
+
+    def _values(self, key: str) -> frozenset[Any] | None:
+        """The values every condition on a key that names values allows (None: none names)."""
+        if key == "type":
+            return self.types
+        if key.startswith("attributes."):
+            return self.attributes.get(key.removeprefix("attributes."))
+        return self.fields.get(key)
+
+    @property
+    def satisfiable(self) -> bool:
+        return not self.contradictions()
+
+    def contradictions(self) -> list[Contradiction]:
+        """Every set of these conditions that no subject satisfies, each proven, in the
+        order of what they constrain. None found means only that no value set rules a
+        subject out: patterns that no one message matches together are left to the
+        witness search."""
+        out: list[Contradiction] = []
+        for key, found in self.by_key.items():
+            out += _contradictions(key, found, self._values(key), self.subject)
+        for cause in self.causes:
+            inner = constraints(cause.conditions, subject="cause").contradictions()
+            if inner:
+                reasons = "; ".join(c.text for c in inner)
+                out.append(Contradiction((cause,), f"`{cause.text}` holds for no cause: {reasons}"))
+        return out
+
+
+def _contradictions(
+    key: str, found: Sequence[Condition], values: frozenset[Any] | None, subject: str
+) -> list[Contradiction]:
+    """What the conditions on one key (`type`, a field, an attribute) rule out together;
+    `values` are those all of them allow (None: none of them names values)."""
+    named = [c for c in found if isinstance(c, TypeIs | FieldIn | AttributeIs)]
+    has = [c for c in found if isinstance(c, FieldPresent) and c.present]
+    lacks = [c for c in found if isinstance(c, FieldPresent) and not c.present]
+    out: list[Contradiction] = []
+    if values is not None and not values:
+        both = "both" if len(named) == 2 else "in all of them"
+        out.append(_contradict(named, f"no {key} is {both}"))
+    if has and lacks:
+        why = f"a {subject} cannot have {key} set and not set"
+        out.append(_contradict((has[0], lacks[0]), why))
+    if values and lacks and all(is_set(v) for v in values):
+        why = f"a {subject} whose {key} is {_which(values)} has {key} set"
+        out.append(_contradict((*named, lacks[0]), why))
+    if values and has and not any(is_set(v) for v in values):
+        why = f"a {subject} whose {key} is {_which(values)} has {key} not set"
+        out.append(_contradict((*named, has[0]), why))
+    if lacks:
+        for c in found:
+            if isinstance(c, MessageMatches) and c.pattern.search(b"") is None:
+                why = (
+                    f"the pattern matches no empty message, and a {subject} that lacks a "
+                    "message has an empty one"
+                )
+                out.append(_contradict((c, lacks[0]), why))
+    return out
+
+
+def _which(values: frozenset[Any]) -> str:
+    """One value as it reads (`507`, `provider`), or `one of those`."""
+    if len(values) > 1:
+        return "one of those"
+    [value] = values
+    return repr(value) if value == "" else str(getattr(value, "name", value))
 
 
 def _meet(known: frozenset[Any] | None, values: frozenset[Any]) -> frozenset[Any]:
     return values if known is None else known & values
 
 
-def constraints(conditions: Sequence[Condition]) -> _Constraints:
-    out = _Constraints()
+def constraints(conditions: Sequence[Condition], subject: str = "descriptor") -> _Constraints:
+    out = _Constraints(subject=subject)
     for condition in conditions:
         out.add(condition)
     return out

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from classifier.answer import Classification
+from classifier.answer import Classification, RuleVerdict
 from classifier.codes import Code
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
-from classifier.engine.explain import explain, near_miss_lines
+from classifier.engine.explain import explain, explain_rule, near_miss_lines, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
@@ -118,12 +118,20 @@ def check_case(ruleset: Ruleset, case: Case) -> CaseResult:
 
 
 def failure_details(ruleset: Ruleset, case: Case, mismatches: Sequence[Mismatch]) -> str:
-    """Want vs got, field by field, then the rule that decided or the rules that came close."""
+    """Want vs got, field by field, then the rule that decided or the rules that came close,
+    and for a case that names its rule, why that rule did not decide (which of its
+    conditions failed, with what the descriptor has there; or the precedence step it lost),
+    as `classifier explain --rule` says it: the same traced evaluation, read once."""
     width = max(len(m.field) for m in mismatches)
     lines = [
         f"{m.field + ':':<{width + 1}} want {_show(m.want)}, got {_show(m.got)}" for m in mismatches
     ]
-    answer = explain(ruleset, case.descriptor)
+    wanted = ruleset.rule(case.want.rule) if case.want.rule else None
+    verdict: RuleVerdict | None = None
+    if wanted is not None:
+        answer, verdict = explain_rule(ruleset, case.descriptor, wanted.id)
+    else:
+        answer = explain(ruleset, case.descriptor)
     e = answer.explanation
     if answer.rule_id:
         rule = ruleset.rule(answer.rule_id)
@@ -139,11 +147,12 @@ def failure_details(ruleset: Ruleset, case: Case, mismatches: Sequence[Mismatch]
         lines += ["no rule matched; near misses:", *near_miss_lines(e.near_misses, "  ")]
     else:
         lines.append("no rule matched, and no rule came close")
-    if case.want.rule and (wanted := ruleset.rule(case.want.rule)) is None:
+    if case.want.rule and wanted is None:
         hint = did_you_mean(case.want.rule, (r.id for r in ruleset.rules))
         lines.append(f"note: the ruleset has no rule {case.want.rule!r}{hint}")
-    elif case.want.rule and wanted is not None:
-        lines.append(f"wanted rule: {wanted.id} ({wanted.location})")
+    elif verdict is not None:
+        first, *rest = render_verdict(verdict)
+        lines += [f"wanted {first}", *rest]
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ import fnmatch
 import functools
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
 from classifier.source import messages
 from classifier.source.documents import (
+    ACTION_ID_PATTERN,
     DEFAULT_INCLUDE,
     BaseDoc,
     CatalogDoc,
@@ -74,6 +76,17 @@ class RuleSource:
     def at(self, *field: str | int) -> Location:
         """The location of a field of this rule (`at("when", "message")`)."""
         return self.positions.value((*self.path, *field))
+
+
+@dataclass(frozen=True)
+class InvalidRule:
+    """A rule that failed validation, and what later stages still check of it: the catalog
+    is asked for its action, so an unknown action is reported in the same run as the
+    rule's other problems, not in the next one."""
+
+    rule_id: str
+    action: str
+    action_at: Location
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,11 @@ class RulesetSource:
     relative to the layer."""
     digest: str
     diagnostics: tuple[Diagnostic, ...]
+    invalid_rules: tuple[InvalidRule, ...] = ()
+    """The rules that failed validation, each with the action it names."""
+    catalog_read: bool = True
+    """The layer has the catalog it needs (its own, or a base's it inherits): false when its
+    actions.yaml is missing, unreadable or invalid, and so which actions exist is unknown."""
 
     @property
     def root(self) -> Path | None:
@@ -440,10 +458,9 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
 
     manifest_doc = None if layer.joins else required(MANIFEST, Code.missing_manifest)
     manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
-    if (layer.joins or (manifest is not None and manifest.base)) and CATALOG not in data:
-        catalog_doc = None  # a layer inherits its base's catalog
-    else:
-        catalog_doc = required(CATALOG, Code.missing_catalog)
+    inherits = (layer.joins or (manifest is not None and manifest.base)) and CATALOG not in data
+    # a layer without its own catalog inherits its base's
+    catalog_doc = None if inherits else required(CATALOG, Code.missing_catalog)
     catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
     include, exclude = (manifest.include, manifest.exclude) if manifest else (DEFAULT_INCLUDE, ())
@@ -455,6 +472,7 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
         diagnostics += past
         files = []
     rules: list[RuleSource] = []
+    invalid: list[InvalidRule] = []
     for rel in files:
         doc = read(rel)
         if doc is None or (doc.value is None and doc.diagnostics):
@@ -463,7 +481,9 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
         if parsed is not None:
             rules.extend(_rule_source(rule, doc, i) for i, rule in enumerate(parsed.rules))
         else:
-            rules.extend(_salvage_rules(doc, diagnostics))
+            valid, rejected = _salvage_rules(doc)
+            rules += valid
+            invalid += rejected
     if len(rules) > MAX_RULESET_RULES:
         diagnostics.append(
             Diagnostic(
@@ -485,6 +505,8 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
         files=tuple(files),
         digest="sha256:" + digest.hexdigest(),
         diagnostics=tuple(diagnostics),
+        invalid_rules=tuple(invalid),
+        catalog_read=bool(inherits) or catalog is not None,
     )
 
 
@@ -619,24 +641,44 @@ def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic
         return None
 
 
-def _salvage_rules(doc: YamlDocument, diagnostics: list[Diagnostic]) -> list[RuleSource]:
+def _salvage_rules(doc: YamlDocument) -> tuple[list[RuleSource], list[InvalidRule]]:
     """When a rule file is invalid, still validate its rules one by one.
 
     The file-level error is already reported; this only lets later stages
-    (duplicate ids, patterns) see the rules that are themselves valid, so an
-    author gets every problem in one run.
+    (duplicate ids, patterns) see the rules that are themselves valid, and the
+    catalog be asked for an invalid rule's action, so an author gets every
+    problem in one run.
     """
     value = doc.value
     if not isinstance(value, dict) or not isinstance(value.get("rules"), list):
-        return []
+        return [], []
     out = []
+    invalid = []
     for i, item in enumerate(value["rules"]):
         try:
             rule = RuleDoc.model_validate(item)
         except ValidationError:
+            if (bad := _invalid_rule(item, doc.positions, i)) is not None:
+                invalid.append(bad)
             continue
         out.append(_rule_source(rule, doc, i))
-    return out
+    return out, invalid
+
+
+def _invalid_rule(item: Any, positions: Positions, i: int) -> InvalidRule | None:
+    """What of an invalid rule the compiler still checks: an action id that is well formed
+    (one that is not was reported with the rule's other problems)."""
+    if not isinstance(item, dict):
+        return None
+    action = item.get("action")
+    if not isinstance(action, str) or not re.fullmatch(ACTION_ID_PATTERN, action):
+        return None
+    rule_id = item.get("id")
+    return InvalidRule(
+        rule_id if isinstance(rule_id, str) else "",
+        action,
+        positions.value(("rules", i, "action")),
+    )
 
 
 def _rule_source(rule: RuleDoc, doc: YamlDocument, i: int) -> RuleSource:

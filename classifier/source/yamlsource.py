@@ -172,9 +172,16 @@ def read_yaml_file(path: Path, shown: str, max_bytes: int) -> tuple[bytes | None
 
 
 _SYNTAX_HINTS = (
-    ("expected ',' or '}'", "a flow mapping `{...}` is missing a `,` between entries or its `}`"),
-    ("expected ',' or ']'", "a flow list `[...]` is missing a `,` between items or its `]`"),
-    ("end of stream", "a quoted text or a bracket is never closed"),
+    (
+        "expected ',' or '}'",
+        "a flow mapping `{{...}}`{opened} is missing a `,` between entries or its `}}`",
+    ),
+    (
+        "expected ',' or ']'",
+        "a flow list `[...]`{opened} is missing a `,` between items or its `]`",
+    ),
+    ("quoted scalar found unexpected end of stream", "a quoted text{opened} is never closed"),
+    ("end of stream", "a quoted text or a bracket{opened} is never closed"),
     (
         "mapping values are not allowed",
         "a `: ` where YAML expected a plain value: quote a value that holds `: `, "
@@ -189,12 +196,28 @@ _SYNTAX_HINTS = (
         "a value starts with a character YAML reserves (`@`, `` ` ``, `%`): quote the value",
     ),
 )
-"""libyaml's problems in words, tried in order; the parser's own wording follows."""
+"""libyaml's problems in words, tried in order; the parser's own wording follows. `{opened}`
+is where what is not closed opened, when the parser says."""
+_OPENERS = (
+    "while parsing a flow sequence",
+    "while parsing a flow mapping",
+    "while scanning a quoted scalar",
+)
+"""The parser's contexts whose mark is where a `[`, a `{` or a quote opened."""
 
 
-def syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
-    """A YAML syntax error as a sentence first, then the parser's words and where the
-    diagnostic is documented; a tab in the indentation is named as a tab."""
+def opened_at(exc: yaml.MarkedYAMLError, file: str) -> Location | None:
+    """Where the flow list, flow mapping or quoted text the parser was reading opened: the
+    parser notices a missing `]` only at the next line's key, often lines below."""
+    if exc.context not in _OPENERS or exc.context_mark is None:
+        return None
+    return _loc(file, exc.context_mark)
+
+
+def syntax_message(exc: yaml.MarkedYAMLError, text: str, file: str = "") -> str:
+    """A YAML syntax error as a sentence first (with where an unclosed `[`, `{` or quote
+    opened), then the parser's words and where the diagnostic is documented; a tab in the
+    indentation is named as a tab."""
     raw = " ".join(p for p in (exc.context, exc.problem) if p)
     mark = exc.problem_mark or exc.context_mark
     lines = text.splitlines()
@@ -204,7 +227,10 @@ def syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
     if at == "\t" or "\t" in indent or "tab" in raw:
         plain = "a tab character: YAML indents with spaces only; replace the tab with spaces"
     else:
-        plain = next((h for k, h in _SYNTAX_HINTS if k in raw), "this is not valid YAML")
+        opened = opened_at(exc, file)
+        shown = f" that opens at {opened}" if opened is not None else ""
+        hint = next((h for k, h in _SYNTAX_HINTS if k in raw), "this is not valid YAML")
+        plain = hint.format(opened=shown)
     return f"{plain} (the YAML parser: {raw}); {doc_pointer(info(Code.yaml_syntax_error).anchor)}"
 
 
@@ -225,8 +251,11 @@ def parse_yaml(text: str, file: str, *, json_escapes: bool = False) -> YamlDocum
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         loc = _loc(file, mark) if mark is not None else Location(file)
-        problem = syntax_message(exc, text)
-        return YamlDocument(None, positions, [Diagnostic(Code.yaml_syntax_error, problem, loc)])
+        problem = syntax_message(exc, text, file)
+        opened = opened_at(exc, file)
+        related = (opened,) if opened is not None else ()
+        diagnostic = Diagnostic(Code.yaml_syntax_error, problem, loc, related=related)
+        return YamlDocument(None, positions, [diagnostic])
     except yaml.YAMLError as exc:
         return YamlDocument(
             None, positions, [Diagnostic(Code.yaml_syntax_error, str(exc), Location(file))]

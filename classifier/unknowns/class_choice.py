@@ -61,7 +61,7 @@ from classifier.generic_types import is_generic
 from classifier.source.documents import CLASS_TO_CHOOSE
 from classifier.taxonomy import GRPC_CODE_NAMES, ErrorClass, Origin
 from classifier.unknowns.cluster import Cluster
-from classifier.unknowns.mask import PLACEHOLDERS
+from classifier.unknowns.mask import VALUE_TOKEN, literal_text
 
 Reason = tuple[ErrorClass, str]
 
@@ -288,9 +288,7 @@ def _origin_fails(rule: CompiledRule, d: Descriptor) -> bool:
 
 def _word_evidence(c: Cluster, d: Descriptor | None, ruleset: Ruleset) -> list[Reason]:
     """Classes of the rules whose message patterns key on words this template has."""
-    template = " " + " ".join(
-        w for w in re.findall(r"[a-z]+", c.template.lower()) if f"<{w.upper()}>" not in PLACEHOLDERS
-    ) + " "  # fmt: skip
+    template = f" {' '.join(re.findall(r'[a-z]+', literal_text(c.template).lower()))} "
     out: list[Reason] = []
     for rule in ruleset.rules:
         if d is not None and _origin_fails(rule, d):
@@ -360,8 +358,15 @@ _ORIGIN_HINTS: dict[Origin, tuple[Reason, ...]] = {
 }
 
 
+def evidence_text(c: Cluster) -> str:
+    """What the drafter reads words from: the type and the template's own words. Never a
+    placeholder or a redaction marker (`<JSON>`, `[REDACTED:email]`): masking and the
+    redactor wrote those, not the failure."""
+    return f"{c.key.type} {literal_text(c.template)}"
+
+
 def _hints(c: Cluster, origin: Origin) -> list[Reason]:
-    text = f"{c.key.type} {c.template}"
+    text = evidence_text(c)
     out = [(cls, why) for pattern, cls, why in _HINTS if pattern.search(text)]
     return out + list(_ORIGIN_HINTS.get(origin, ()))
 
@@ -446,7 +451,7 @@ def _words_slug(template: str, limit: int = 4) -> str:
     best: list[str] = []
     run: list[str] = []
     for token in [*template.split(), "<*>"]:
-        if "<" not in token:
+        if "<" not in token and not VALUE_TOKEN.search(token):
             run += re.findall(r"[A-Za-z][A-Za-z0-9]*", token)
             continue
         if len(run) > len(best):
@@ -518,7 +523,7 @@ def choose_action(c: Cluster, choice: ClassChoice, ruleset: Ruleset) -> ActionCh
     """The class's default action, unless the failure is of a kind it does not describe."""
     default = ruleset.defaults[choice.proposed].action
     if not choice.settled:
-        text = f"{c.key.type} {c.template}"
+        text = evidence_text(c)
         for pattern, action_id, summary, why in _KINDS:
             if pattern.search(text):
                 found = ruleset.actions.get(action_id)

@@ -24,7 +24,7 @@ from classifier.generic_types import is_generic
 from classifier.redact import DEFAULT as REDACTOR
 from classifier.unknowns.class_choice import ActionChoice, ClassChoice, distinct
 from classifier.unknowns.cluster import Cluster
-from classifier.unknowns.mask import PLACEHOLDER_PATTERNS, PLACEHOLDERS
+from classifier.unknowns.mask import VALUE_TOKEN, value_pattern
 from classifier.unknowns.structure import CAUSE_KEY_FIELDS, SHOWN_FIELDS
 
 MIN_WORDS = 2
@@ -50,11 +50,9 @@ def _escape(text: str) -> str:
     return re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\1", text)
 
 
-_PLACEHOLDER_IN_TOKEN = re.compile(r"<(?:[A-Z]+|\*)>")
-
-
 def _literal(token: str) -> bool:
-    return token not in PLACEHOLDERS and not _PLACEHOLDER_IN_TOKEN.search(token)
+    """A token with no placeholder and no redaction marker in it: words a pattern may key on."""
+    return not VALUE_TOKEN.search(token)
 
 
 def words_pattern(template: str) -> str | None:
@@ -76,16 +74,17 @@ def words_pattern(template: str) -> str | None:
 
 
 def template_pattern(template: str) -> str | None:
-    """The whole template as an anchored pattern, each placeholder loose."""
+    """The whole template as an anchored pattern, each placeholder (and redaction marker)
+    loose."""
     tokens = template.split()
     if not any(_literal(t) for t in tokens):
         return None
     parts = []
     for token in tokens:
         pieces, last = [], 0
-        for m in _PLACEHOLDER_IN_TOKEN.finditer(token):
+        for m in VALUE_TOKEN.finditer(token):
             pieces.append(_escape(token[last : m.start()]))
-            pieces.append(PLACEHOLDER_PATTERNS.get(m.group(), ".*?"))
+            pieces.append(value_pattern(m.group()))
             last = m.end()
         pieces.append(_escape(token[last:]))
         parts.append("".join(pieces))

@@ -7,13 +7,18 @@ URLs, emails, quoted values and payloads are masked first (a URL before the host
 numbers inside it), then each token that may hold a value is masked on its own.
 
 Secrets are another matter: what is stored rather than grouped passes through
-`classifier.redact`, the one redactor.
+`classifier.redact`, the one redactor. Its markers (`[REDACTED:email]`) are already what
+varies, said in words: `mask` keeps each whole, as itself (the JSON mask would read its
+brackets as a payload), and like a placeholder it stands for a value, never for words a
+draft may key on (`literal_text`, `value_pattern`).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Final
+
+from classifier.redact import MARKER_PATTERN
 
 MAX_TOKENS: Final = 64
 """Tokens of a masked message kept for templating; a longer tail is one `<*>`."""
@@ -78,6 +83,34 @@ PLACEHOLDER_PATTERNS: Final[dict[str, str]] = {
 """An RE2 pattern for what each placeholder stood for, loose on purpose (drafted rules)."""
 
 
+MARKER: Final = re.compile(MARKER_PATTERN)
+"""A redaction marker, kept whole by `mask`."""
+MARKER_PATTERN_IN_RULE: Final = r".+?"
+"""What a marker stood for, in a drafted rule's pattern: any value (a bearer token's marker
+replaced a word, a space and the token), never the marker's own text, which only stored
+records carry: the live descriptor a rule is matched against holds the secret."""
+VALUE_TOKEN: Final = re.compile(r"<(?:[A-Z]+|\*)>|" + MARKER_PATTERN)
+"""A placeholder or a redaction marker inside a token: what stands for a value."""
+
+
+def is_value(token: str) -> bool:
+    """Whether a whole token stands for a value (a placeholder or a redaction marker)."""
+    return token in PLACEHOLDERS or MARKER.fullmatch(token) is not None
+
+
+def value_pattern(found: str) -> str:
+    """The loose RE2 pattern for what a placeholder or a marker (as VALUE_TOKEN found it)
+    stood for."""
+    return PLACEHOLDER_PATTERNS.get(found, MARKER_PATTERN_IN_RULE)
+
+
+def literal_text(template: str) -> str:
+    """The template's own words: every placeholder and redaction marker taken out. What a
+    drafter may read as evidence (`<JSON>` says nothing about JSON, `[REDACTED:email]`
+    nothing about e-mail)."""
+    return " ".join(VALUE_TOKEN.sub(" ", template).split())
+
+
 def _placeholder(m: re.Match[str]) -> str:
     return f"<{m.lastgroup}>"
 
@@ -100,9 +133,11 @@ def mask(message: str) -> str:
     Masks that span tokens (URLs, emails, quoted values, payloads) run first and only when
     their trigger characters occur; then each token that may hold a value (a digit, a
     slash, an inner dot) is masked on its own, which keeps this a few microseconds a
-    message: `classifier unknowns` masks every Unknown line it reads.
+    message: `classifier unknowns` masks every Unknown line it reads. A redaction marker
+    is set aside first and put back as it was (unless a wider mask, a URL or a payload
+    around it, took it in).
     """
-    text = message
+    text, markers = _set_aside(message)
     for pattern, placeholder, triggers in _WHOLE_PATTERNS:
         for t in triggers:
             if t in text:
@@ -114,4 +149,31 @@ def mask(message: str) -> str:
             tokens[i] = _masked_token(token)
     if len(tokens) > MAX_TOKENS:
         tokens = [*tokens[:MAX_TOKENS], "<*>"]
-    return " ".join(tokens)
+    masked = " ".join(tokens)
+    return masked.translate(markers) if markers else masked
+
+
+_SET_ASIDE = 0xE000
+"""Markers stand in the text as characters of Unicode's private use area while the masks
+run: no mask's pattern matches one on its own (not a word character, a digit, a dot or a
+slash), and each is one character, so the token masks see a token as it was around it."""
+_MAX_SET_ASIDE = 0xF8FF - _SET_ASIDE + 1
+_PRIVATE = re.compile("[\ue000-\uf8ff]")
+
+
+def _set_aside(message: str) -> tuple[str, dict[int, str]]:
+    """The message with each redaction marker replaced by a private character, and the
+    table (for `str.translate`) that puts them back. A message that holds private
+    characters of its own keeps its markers in place (they are then masked as any text)."""
+    if "[REDACTED:" not in message or _PRIVATE.search(message):
+        return message, {}
+    markers: dict[int, str] = {}
+
+    def aside(m: re.Match[str]) -> str:
+        if len(markers) == _MAX_SET_ASIDE:
+            return m.group()
+        code = _SET_ASIDE + len(markers)
+        markers[code] = m.group()
+        return chr(code)
+
+    return MARKER.sub(aside, message), markers

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from drain3.drain import Drain
 
-from classifier.unknowns.mask import PLACEHOLDERS
+from classifier.unknowns.mask import is_value
 from classifier.unknowns.structure import StructuralKey
 
 SIMILARITY = 0.5
@@ -118,7 +118,7 @@ def _common_prefix(templates: list[tuple[str, ...]]) -> tuple[str, ...]:
 def head(tokens: tuple[str, ...]) -> tuple[str, ...] | None:
     """The fixed part before a colon (`Invalid json output:`), when the template has one."""
     for i, token in enumerate(tokens[:HEAD_TOKENS]):
-        if token.endswith(":") and token not in PLACEHOLDERS:
-            literal = [t for t in tokens[: i + 1] if t not in PLACEHOLDERS]
+        if token.endswith(":") and not is_value(token):
+            literal = [t for t in tokens[: i + 1] if not is_value(t)]
             return tuple(tokens[: i + 1]) if len(literal) >= 2 and i + 1 < len(tokens) else None
     return None

@@ -77,6 +77,10 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
         r'rule "java\.any-timeout" at seeded/problems\.yaml:16:5 ',
         "catch_all_rule": r"seeded/problems\.yaml:27:12: warning: catch_all_rule: ",
         "message_only_rule": r"seeded/problems\.yaml:32:12: warning: message_only_rule: ",
+        "unsatisfiable_rule": r"seeded/problems\.yaml:37:37: warning: unsatisfiable_rule: can "
+        r"never match: `http_status: 507` and `lacks: http_status` contradict each other ",
+        "misspelt_value": r"seeded/problems\.yaml:42:40: warning: misspelt_value: language "
+        r"'pyhton' is no language a runtime reports \(did you mean 'python'\?\)",
         "unused_action": r'seeded/actions\.yaml:\d+:5: warning: unused_action: action "ops\.page-oncall"',
         "class_never_produced": r"seeded/actions\.yaml:\d+:3: warning: class_never_produced: "
         r"no rule produces class Infrastructure \(12\)",

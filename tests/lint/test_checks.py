@@ -24,6 +24,7 @@ from classifier.engine.evaluate import ranked_matches
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Severity
 from classifier.lint.checks import lint, lint_report
+from classifier.lint.witness import WitnessBuilder
 from tests.catalog import CATALOG, with_fixed_catalog
 from tests.strategies import compiled, descriptors, rulesets
 from tests.support import MakeRuleset
@@ -359,6 +360,163 @@ def test_rule_warnings_point_at_the_condition(make_ruleset: MakeRuleset) -> None
     )
     (found,) = lint(load_ruleset(root))
     assert (found.location.line, found.location.column) == (5, 7)
+
+
+# unsatisfiable_rule --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("when", "contradicting"),
+    [
+        ("{type: x.A, http_status: 507, lacks: http_status}", "`http_status: 507` and `lacks: http_status`"),
+        ("{type: x.A, http_status: 5xx, lacks: http_status}", "`http_status: 5xx` and `lacks: http_status`"),
+        ("{type: x.A, grpc_status: UNAVAILABLE, lacks: grpc_status}", "`grpc_status: UNAVAILABLE` and `lacks: grpc_status`"),
+        ("{type: x.A, code: E1, lacks: code}", "`code: E1` and `lacks: code`"),
+        ("{type: x.A, language: python, lacks: language}", "`language: python` and `lacks: language`"),
+        ("{type: x.A, provider: openai, lacks: [provider]}", "`provider: openai` and `lacks: provider`"),
+        ("{type: x.A, has: code, lacks: code}", "`has: code` and `lacks: code`"),
+        ("{type: x.A, code: '', has: code}", "`code: ''` and `has: code`"),
+        ("{type: x.A, message: 'quota', lacks: message}", "`message: quota` and `lacks: message`"),
+        ("{type: x.A, cause: {http_status: 503, lacks: http_status}}", "`cause: {http_status: 503, lacks: http_status}` holds for no cause: `http_status: 503` and `lacks: http_status`"),
+        ("{type: x.A, cause: {has: message, lacks: message}}", "`cause: {has: message, lacks: message}` holds for no cause: `has: message` and `lacks: message`"),
+        ("{type: x.A, cause: {message: 'x', lacks: message}}", "holds for no cause: `message: x` and `lacks: message`"),
+    ],
+)  # fmt: skip
+def test_a_rule_whose_conditions_contradict_can_never_match(
+    make_ruleset: MakeRuleset, when: str, contradicting: str
+) -> None:
+    """The warning names the conditions that contradict each other, at the first of them;
+    the witness builder, reading the same analysis, finds no descriptor for the rule."""
+    root = make_ruleset(f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n", manifest=QUIET)
+    ruleset = load_ruleset(root)
+    (found,) = lint(ruleset)
+    assert (found.code, found.rule_id, found.severity) == (
+        "unsatisfiable_rule",
+        "r",
+        Severity.warning,
+    )
+    assert found.message.startswith("can never match: ")
+    assert contradicting in found.message
+    assert found.message.endswith(
+        ", so no descriptor satisfies this rule and it decides nothing; remove the condition "
+        "that is wrong, or split the rule in two"
+    )
+    assert found.witness == ""
+    (rule,) = ruleset.rules
+    assert found.location == rule.locations[_first_key(when)]
+    assert list(WitnessBuilder(ruleset).candidates([rule])) == []
+
+
+def _first_key(when: str) -> str:
+    """The first key of `when` after `type` that takes part in the contradiction."""
+    return when.split(", ", 1)[1].split(":", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "{type: x.A, lacks: http_status, code: E1}",  # different fields
+        "{type: x.A, has: http_status, http_status: 507}",  # `has` agrees with a status
+        "{type: x.A, message: '^$|x*', lacks: message}",  # the pattern matches ""
+        "{type: x.A, lacks: http_status, cause: {http_status: 503}}",  # a cause is not the descriptor
+        "{type: x.A, cause: {lacks: message}}",
+    ],
+)
+def test_conditions_that_can_hold_together_are_not_unsatisfiable(
+    make_ruleset: MakeRuleset, when: str
+) -> None:
+    found = _lint(make_ruleset, f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n")
+    assert [d.code for d in found] == []
+
+
+def test_every_contradiction_of_a_rule_is_named_and_located(make_ruleset: MakeRuleset) -> None:
+    """One warning for the rule, at its first contradicting condition; the others' places
+    are its related locations."""
+    root = make_ruleset(
+        "rules:\n"
+        "  - id: r\n"
+        "    when:\n"
+        "      type: x.A\n"
+        "      code: E1\n"
+        "      message: quota\n"
+        "      lacks: [code, message]\n"
+        "    class: ToolError\n",
+        manifest=QUIET,
+    )
+    (found,) = lint(load_ruleset(root))
+    assert found.code == "unsatisfiable_rule"
+    assert "`code: E1` and `lacks: code` contradict each other" in found.message
+    assert "`message: quota` and `lacks: message` contradict each other" in found.message
+    assert (found.location.line, found.location.column) == (5, 7)
+    assert [(r.line, r.column) for r in found.related] == [(7, 7), (6, 7)]
+
+
+def test_an_unsatisfiable_rule_can_be_ignored(make_ruleset: MakeRuleset) -> None:
+    rules = (
+        "rules:\n  - {id: r, when: {type: x.A, http_status: 507, lacks: http_status}, "
+        "class: ToolError, lint_ignore: unsatisfiable_rule}\n"
+    )
+    report = lint_report(load_ruleset(make_ruleset(rules, manifest=QUIET)))
+    assert (report.warnings, report.suppressed) == ([], 13)  # the manifest's 12 too
+
+
+# misspelt_value ------------------------------------------------------------------------------
+
+
+def test_a_language_close_to_a_runtimes_is_taken_for_a_misspelling(
+    make_ruleset: MakeRuleset,
+) -> None:
+    found = _lint(
+        make_ruleset,
+        "rules:\n  - {id: r, when: {type: x.A, language: [ruby, pyhton]}, class: ToolError}\n",
+    )
+    (d,) = found
+    assert (d.code, d.rule_id, d.severity) == ("misspelt_value", "r", Severity.warning)
+    assert d.message.startswith(
+        "language 'pyhton' is no language a runtime reports (did you mean 'python'?): "
+    )
+    assert (d.location.line, d.location.column) == (2, 31)  # at `language`
+
+
+def test_a_provider_close_to_one_more_rules_name_is_taken_for_a_misspelling(
+    make_ruleset: MakeRuleset,
+) -> None:
+    rules = """
+        rules:
+          - {id: a, when: {type: x.A, provider: openai}, class: ToolError}
+          - {id: b, when: {type: x.B, provider: [openai, anthropic]}, class: ToolError}
+          - {id: c, when: {type: x.C, provider: opneai}, class: ToolError}
+          - {id: d, when: {type: x.D, provider: anthropik}, class: ToolError}
+        """
+    found = _lint(make_ruleset, rules)
+    # anthropik and anthropic are named as often: neither is taken for the other's misspelling
+    assert _codes(found) == [("misspelt_value", "c")]
+    assert "provider 'opneai' is named by fewer rules than a provider close to it " in (
+        found[0].message
+    )
+    assert "(did you mean 'openai'?)" in found[0].message
+
+
+@pytest.mark.parametrize(
+    "when",
+    [
+        "{type: x.A, language: [python, dotnet, java, go, node, rust]}",
+        "{type: x.A, language: ruby}",  # close to no runtime's language: taken as meant
+        "{type: x.A, provider: acme-llm}",
+    ],
+)
+def test_a_value_close_to_no_known_one_is_taken_as_meant(
+    make_ruleset: MakeRuleset, when: str
+) -> None:
+    assert _lint(make_ruleset, f"rules:\n  - {{id: r, when: {when}, class: ToolError}}\n") == []
+
+
+def test_a_misspelt_value_can_be_ignored_on_its_rule(make_ruleset: MakeRuleset) -> None:
+    rules = (
+        "rules:\n  - {id: r, when: {type: x.A, language: pyhton}, class: ToolError, "
+        "lint_ignore: misspelt_value}\n"
+    )
+    assert lint(load_ruleset(make_ruleset(rules, manifest=QUIET))) == []
 
 
 # unused_action, class_never_produced, lint_ignore --------------------------------------------

@@ -73,6 +73,36 @@ def test_failures_read_as_the_cli_writes_them(project: Path) -> None:
     )
 
 
+def test_a_failure_names_the_wanted_rules_failed_conditions(project: Path) -> None:
+    (project / "rules" / "typo.yaml").write_text(
+        "rules:\n  - {id: py.value, when: {type: ValueError, language: pyhton}, class: ToolError}\n"
+    )
+    (project / "rules" / "typo.cases.yaml").write_text(
+        "cases:\n  - note: a ValueError is the tool's\n"
+        "    descriptor: {type: ValueError, language: python}\n"
+        "    want: {class: ToolError, rule: py.value}\n"
+    )
+    run = run_pytest(project, "rules/typo.cases.yaml")
+    assert run.returncode == 1
+    assert "    wanted rule py.value -> ToolError  rules/typo.yaml:2:5" in run.stdout
+    assert "         failed: language: pyhton  (language is 'python')" in run.stdout
+
+
+def test_a_ruleset_folder_without_case_files_gets_a_hint(project: Path) -> None:
+    """pytest's `no tests ran` (exit 5) alone does not say that no file is a case file."""
+    (project / "rules" / "rules.cases.yaml").rename(project / "rules" / "cases.yaml.txt")
+    run = run_pytest(project, "rules")
+    assert run.returncode == 5
+    assert (
+        "classifier: rules is a ruleset folder, and no file under it is named as a case file "
+        "is (*.cases.yaml, the classifier_cases ini option)"
+    ) in run.stdout
+    (project / "rules" / "cases.yaml.txt").rename(project / "rules" / "rules.cases.yaml")
+    run = run_pytest(project, "-k", "no-such-note", "rules")
+    assert run.returncode == 5  # every case deselected: the folder has cases, no hint
+    assert "classifier:" not in run.stdout
+
+
 def test_k_selects_cases_by_note(project: Path) -> None:
     run = run_pytest(project, "-q", "-k", "teapot or Timeout", "rules")
     assert run.returncode == 0

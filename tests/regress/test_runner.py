@@ -59,10 +59,66 @@ def test_a_wrong_class_fails_with_want_got_and_the_deciding_rule(small: Path) ->
             "    class: want RateLimited, got ToolError",
             "    rule:  want http.429, got tool.any",
             f"    decided by: tool.any -> ToolError, continue, tool.investigate ({shown}/rules.yaml:10:5)",
-            f"    wanted rule: http.429 ({shown}/rules.yaml:2:5)",
+            f"    wanted rule http.429 -> RateLimited  {shown}/rules.yaml:2:5",
+            "      did not match: 1 of 2 conditions failed",
+            "         held:   http_status: 429",
+            "         failed: origin: provider  (origin is tool)",
         ]
     )
     assert report.confusion() == {("RateLimited", "ToolError"): 1}
+
+
+def test_the_wanted_rule_says_which_of_its_conditions_failed(make_ruleset: MakeRuleset) -> None:
+    """A misspelt value in the wanted rule: the failure names the condition and what the
+    descriptor has there, though the rule is no near miss (its type is generic), as
+    `classifier explain --rule` says it."""
+    root = make_ruleset(
+        {
+            "rules.yaml": """\
+            rules:
+              - {id: py.value, when: {type: ValueError, language: pyhton}, class: ToolError}
+            """,
+            "c.cases.yaml": """\
+            cases:
+              - note: a ValueError is the tool's
+                descriptor: {type: ValueError, language: python}
+                want: {class: ToolError, rule: py.value}
+            """,
+        }
+    )
+    (r,) = run_cases(find_case_files([root])).results
+    assert r.status is Status.failed
+    assert r.details.splitlines()[2:] == [
+        "no rule matched, and no rule came close",
+        f"wanted rule py.value -> ToolError  {display_path(root)}/rules.yaml:2:5",
+        "  did not match: 1 of 2 conditions failed",
+        "     held:   type: ValueError",
+        "     failed: language: pyhton  (language is 'python')",
+    ]
+
+
+def test_the_wanted_rule_says_at_which_step_it_lost(make_ruleset: MakeRuleset) -> None:
+    root = make_ruleset(
+        {
+            "rules.yaml": """\
+            rules:
+              - {id: any-429, when: {http_status: 429}, class: RateLimited}
+              - {id: tool-429, when: {http_status: 429, origin: tool}, class: ToolError}
+            """,
+            "c.cases.yaml": """\
+            cases:
+              - note: a 429 is rate limited, whoever said it
+                descriptor: {type: x.E, http_status: 429, origin: tool}
+                want: {class: RateLimited, rule: any-429}
+            """,
+        }
+    )
+    (r,) = run_cases(find_case_files([root])).results
+    lines = r.details.splitlines()
+    assert lines[2].startswith("decided by: tool-429 -> ToolError")
+    assert lines[3] == f"wanted rule any-429 -> RateLimited  {display_path(root)}/rules.yaml:2:5"
+    assert lines[4].startswith("  matched, but lost at step 3, condition count, to tool-429: ")
+    assert lines[5] == "     held:   http_status: 429"
 
 
 def test_an_unexpected_unknown_shows_the_near_misses(small: Path) -> None:

@@ -64,6 +64,8 @@ def test_every_error_is_reported_with_its_location(make_ruleset: MakeRuleset) ->
         'runtime, interceptor, reconciler, user (rule "three")',
         "a.yaml:9:61: invalid_http_status: '7xx' is not an HTTP status: use a number (429), a class "
         '(5xx) or a range (500-504) (rule "three")',
+        "a.yaml:11:13: unknown_action: action 'no.such-action' is not in the catalog; add it to "
+        'actions.yaml, or name one that is there (rule "three")',
         "b.yaml:4:5: duplicate_key: key 'when' is already set at line 3",
         "b.yaml:6:5: missing_key: missing required key 'class' (a rule needs id, when and class) "
         '(rule "no-class")',
@@ -102,6 +104,56 @@ def test_compile_errors_are_reported_with_schema_errors_elsewhere(
         "CompilationFailed, BudgetExceeded, Canceled, ContentBlocked, Infrastructure, ToolTimeout "
         '(rule "x")',
     ]
+
+
+def test_an_invalid_rules_unknown_action_is_reported_in_the_same_run(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """A rule with an unknown key or class is invalid, and its action is still looked up in
+    the catalog: every unknown name at once, not the action on the run after the fix."""
+    root = make_ruleset(
+        """\
+        rules:
+          - id: a
+            when: {type: a.A, stauts: 4}
+            class: Timeout
+            action: provider.bakcoff
+          - id: b
+            when: {type: a.B}
+            class: RateLimted
+            action: provider.bakcoff
+          - id: c
+            when: {type: a.C}
+            class: NotAClass
+            action: provider.backoff
+        """
+    )
+    codes = [(line.split(":")[1], line.split(": ")[1]) for line in _errors(root)]
+    assert codes == [
+        ("3", "unknown_key"),
+        ("5", "unknown_action"),
+        ("8", "unknown_class"),
+        ("9", "unknown_action"),
+        ("12", "unknown_class"),
+    ]
+    assert _errors(root)[1] == (
+        "rules.yaml:5:13: unknown_action: action 'provider.bakcoff' is not in the catalog (did "
+        "you mean 'provider.backoff'?); add it to actions.yaml, or name one that is there "
+        '(rule "a")'
+    )
+
+
+def test_no_action_is_called_unknown_when_the_catalog_could_not_be_read(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """The catalog's own problem is the one reported: which actions exist is not known."""
+    root = make_ruleset(
+        "rules:\n  - {id: a, when: {type: a.A}, class: Timeout, action: provider.backoff}\n"
+        "  - {id: b, when: {type: a.B, colour: red}, class: Timeout, action: x.y}\n"
+    )
+    catalog = root / "actions.yaml"
+    catalog.write_text(catalog.read_text() + "bogus: 1\n")
+    assert [line.split(": ")[1] for line in _errors(root)] == ["unknown_key", "unknown_key"]
 
 
 def test_yaml_syntax_errors_point_at_the_problem(make_ruleset: MakeRuleset) -> None:

@@ -135,8 +135,8 @@ def test_a_tab_is_named_as_a_tab(make_ruleset: MakeRuleset, text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "plain"),
     [
-        ("rules: [a, b\n", "a flow list `[...]` is missing"),
-        ("rules:\n  - id: 'a\n", "a quoted text or a bracket is never closed"),
+        ("rules: [a, b\n", "a flow list `[...]` that opens at "),
+        ("rules:\n  - id: 'a\n", "a quoted text that opens at "),
         ("rules:\n  - id: a: b\n", "a `: ` where YAML expected a plain value"),
         ("rules:\n  - id: a\n    when: {type: x}\n     class: T\n", "this line's indentation"),
     ],

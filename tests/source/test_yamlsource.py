@@ -50,3 +50,40 @@ def test_a_null_key_is_kept_for_validation_to_report() -> None:
     assert doc.positions.keys == {(None,): (1, 2), ("a",): (1, 8)}
     bad = yamlsource.parse_yaml("{!!python/name:os.system x: 1, a: 2}", "k.yaml")
     assert [d.code for d in bad.diagnostics] == ["yaml_unsafe_tag"]
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "pure-python"])
+@pytest.mark.parametrize(
+    ("text", "at", "hint"),
+    [
+        (
+            "rules:\n  - id: f\n    when:\n      type: [a.I, a.J\n    class: Timeout\n",
+            "r.yaml:4:13",
+            "a flow list `[...]` that opens at r.yaml:4:13 is missing a `,` between items or "
+            "its `]`",
+        ),
+        (
+            "rules:\n  - id: f\n    when: {type: a.I, code: x\n    class: Timeout\n",
+            "r.yaml:3:11",
+            "a flow mapping `{...}` that opens at r.yaml:3:11 is missing a `,` between entries "
+            "or its `}`",
+        ),
+        (
+            'rules:\n  - id: f\n    when: {type: a.I, message: "x\n',
+            "r.yaml:3:32",
+            "a quoted text that opens at r.yaml:3:32 is never closed",
+        ),
+    ],
+)
+def test_an_unclosed_bracket_or_quote_says_where_it_opened(
+    monkeypatch: pytest.MonkeyPatch, loader: str, text: str, at: str, hint: str
+) -> None:
+    """The parser notices a missing `]` only at the next line's key: the diagnostic names where
+    the `[` (or `{`, or quote) opened too, in its message and as its related location."""
+    if loader == "pure-python":
+        monkeypatch.setattr(yamlsource, "_Loader", yaml.SafeLoader)
+    [problem] = yamlsource.parse_yaml(text, "r.yaml").diagnostics
+    assert problem.code == "yaml_syntax_error"
+    assert problem.message.startswith(hint + " (the YAML parser: ")
+    assert [str(r) for r in problem.related] == [at]
+    assert str(problem.location) != at
