@@ -10,7 +10,6 @@ import dev.errorclass.v1.ErrorClassifierGrpc;
 import dev.errorclass.v1.ExceptionDescriptor;
 import dev.errorclass.v1.GetRulesetRequest;
 import dev.errorclass.v1.Origin;
-import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
@@ -37,7 +36,7 @@ import java.util.function.Supplier;
  * <ul>
  *   <li><b>Deadline</b>: every call has one ({@link Options#timeout}, {@link Facts#DEADLINE_MS}
  *       by default): a loopback or in-cluster call answers in about a millisecond. Until the
- *       channel has first been READY, a call may wait up to {@link #FIRST_CONNECT} instead (see
+ *       service has first answered, a call may wait up to {@link #FIRST_CONNECT} instead (see
  *       there why); a refused connection still fails at once.
  *   <li><b>Retries</b>: UNAVAILABLE is retried by gRPC's own retry policy ({@link
  *       Options#attempts}, {@link Facts#ATTEMPTS} tries with backoff), within the call's
@@ -93,17 +92,17 @@ public final class ClassifierClient implements AutoCloseable {
     }
 
     /**
-     * The longest a call waits while the channel has never been READY. A JVM's first call loads
-     * gRPC's, Netty's and the stubs' classes and finishes opening the connection: measured on a
-     * 2-core machine at load 8, a fresh JVM's first Classify against a real {@code classifier
-     * serve} took 1.2 to 1.6 s (the call alone, after the descriptor was built and 0.2 s after
-     * {@link #connect} had started connecting; later calls 10 to 40 ms). Under the 250 ms
-     * deadline that call would answer Unclassified and open the breaker on a healthy service.
-     * It costs nothing on an outage: a refused connection fails at once whatever the deadline,
+     * The longest a call waits until the service has first answered this client. A JVM's first
+     * call loads and runs for the first time gRPC's, Netty's and the stubs' code: measured on a
+     * 2-core machine at load 9, a fresh JVM's first Classify against a real {@code classifier
+     * serve} took 0.7 to 1.6 s, even with the channel READY for two seconds before it (the
+     * connection is not the cost; later calls took 10 to 120 ms). Under the 250 ms deadline
+     * that call would answer Unclassified, and open the breaker, on a healthy service. It
+     * costs nothing on an outage: a refused connection fails at once whatever the deadline,
      * and the breaker opens on a hung server's first DEADLINE_EXCEEDED, so that wait is paid
      * once. (The outage vectors' {@code warm_up} call, made by another client, loads the
-     * classes; the measured client's channel never becomes READY, and its calls still come
-     * back within the deadline because nothing listens.)
+     * classes; nothing ever answers the measured client, and its calls still come back within
+     * the deadline because nothing listens, or the server answers UNAVAILABLE at once.)
      */
     public static final Duration FIRST_CONNECT = Duration.ofSeconds(5);
 
@@ -113,7 +112,7 @@ public final class ClassifierClient implements AutoCloseable {
     private final ErrorClassifierGrpc.ErrorClassifierBlockingStub stub;
     private final Breaker breaker;
     private final Prober prober;
-    private volatile boolean connected;
+    private volatile boolean answered;
 
     private ClassifierClient(ManagedChannel channel, boolean ownsChannel, Options options) {
         this.channel = channel;
@@ -231,6 +230,7 @@ public final class ClassifierClient implements AutoCloseable {
         } catch (StatusRuntimeException e) {
             Status status = e.getStatus();
             if (status.getCode() == Status.Code.INVALID_ARGUMENT) {
+                answered = true;
                 throw new InvalidDescriptorException(violations(e));
             }
             if (breaker != null && breaker.failed(status.getCode())) {
@@ -242,7 +242,7 @@ public final class ClassifierClient implements AutoCloseable {
         if (breaker != null) {
             breaker.succeeded();
         }
-        connected = true;
+        answered = true;
         List<Classification> out = new ArrayList<>(descriptors.size());
         for (int i = 0; i < descriptors.size(); i++) {
             out.add(new Classification.Classified(descriptors.get(i), responses.get(i)));
@@ -256,13 +256,10 @@ public final class ClassifierClient implements AutoCloseable {
         return out;
     }
 
-    /** The call's deadline: the timeout, or FIRST_CONNECT until the channel was first READY. */
+    /** The call's deadline: the timeout, or FIRST_CONNECT until the service first answered. */
     private long deadlineNanos() {
-        if (!connected && channel.getState(false) == ConnectivityState.READY) {
-            connected = true;
-        }
         long timeout = options.timeout().toNanos();
-        return connected ? timeout : Math.max(timeout, FIRST_CONNECT.toNanos());
+        return answered ? timeout : Math.max(timeout, FIRST_CONNECT.toNanos());
     }
 
     /** Whether the breaker is open (calls answer Unclassified without trying the service). */
