@@ -16,7 +16,8 @@ import java.math.BigInteger;
  * JSON as the APIs send it, read with Gson in strict mode (RFC 8259, as Python's
  * {@code json.loads} reads it: no comments, no single quotes, no unquoted names, the whole
  * text one value). Gson's own {@code JsonParser.parseString} is lenient, and would read
- * {@code {'error': ...}} or an HTML page's first word as JSON.
+ * {@code {'error': ...}} or an HTML page's first word as JSON. Gson's nesting limit (255)
+ * bounds a hostile body's depth.
  */
 final class Json {
     private Json() {}
@@ -30,7 +31,7 @@ final class Json {
             reader.setStrictness(Strictness.STRICT);
             JsonElement value = JsonParser.parseReader(reader);
             return reader.peek() == JsonToken.END_DOCUMENT ? value : null;
-        } catch (JsonParseException | IOException | IllegalStateException | StackOverflowError e) {
+        } catch (JsonParseException | IOException | IllegalStateException e) {
             return null;
         }
     }
