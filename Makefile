@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-facts bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -87,15 +87,15 @@ go-test:  ## the Go module and the Go conformance worker: gofmt -l (empty), go v
 	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
 	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...
 
-java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests under Surefire) into ~/.m2; skipped without java and mvn
+java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests, every vector of clients/spec, under Surefire) into ~/.m2; skipped without java and mvn
 	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
 	  mkdir -p clients/java/target; \
 	  mvn -B -ntp -Dstyle.color=never -f clients/java/pom.xml install > clients/java/target/build.log 2>&1; status=$$?; \
-	  grep -E "Tests run:|BUILD|ERROR|FAIL" clients/java/target/build.log; exit $$status; \
+	  grep -E "Tests run:|BUILD|ERROR|FAIL|^vectors:|^outage " clients/java/target/build.log; exit $$status; \
 	else echo "java-client: java or mvn is not on PATH; the Java client and its conformance pairs are skipped"; fi
 
-java-facts: $(STAMP)  ## regenerate clients/java's Facts.java (limits, gRPC names, finish reasons) from the Python source
-	$(BIN)/python -m tools.gen_java_facts
+java-vectors:  ## clients/java's VectorsTest alone: every file of clients/spec/vectors (or of the folder ERRORCLASS_SPEC_DIR names)
+	mvn -q -B -ntp -f clients/java/pom.xml test -Dtest=VectorsTest -Dsurefire.failIfNoSpecifiedTests=false
 
 deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and volume items); refuses rules that do not load
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)

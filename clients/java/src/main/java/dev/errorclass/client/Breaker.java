@@ -3,132 +3,109 @@ package dev.errorclass.client;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
 
 /**
- * A circuit breaker with the Python client's semantics (classifier/client/breaker.py).
+ * The circuit breaker every errorclass client has, as a state machine with no clock and no
+ * thread (clients/spec/vectors/breaker.json drives it event by event; {@link Prober} runs
+ * its probes).
  *
- * <p>The classifier sits on a run's failure path, so a dead or hung service must not make every
- * failed run wait for a deadline. The breaker opens after {@code failures} consecutive failures
- * of the service (UNAVAILABLE, RESOURCE_EXHAUSTED, INTERNAL, UNKNOWN), or at once on
- * DEADLINE_EXCEEDED (a hung server: one wait for the deadline is the most a caller pays). While
- * it is open, calls fail at once without touching the network; a probe, on a daemon thread of
- * its own so that no caller waits for it, asks the service again after {@code resetAfter}
- * (doubling up to {@code maxResetAfter} while it stays down), and the first probe that succeeds
- * closes the breaker.
+ * <p>The classifier sits on a run's failure path, so a dead or hung service must not make
+ * every failed run wait for a deadline. It opens after {@link Facts#BREAKER_FAILURES}
+ * consecutive failures of the service ({@link Facts#BREAKER_TRIPPING}), or at once on one of
+ * {@link Facts#BREAKER_OPENS_AT_ONCE} (a hung server: one deadline is the most a caller pays).
+ * A status that is the request's fault neither trips it nor resets the count. While it is
+ * open, calls are short-circuited; a probe waits {@link #probeWait()} (from {@link
+ * Facts#BREAKER_RESET_MS}, doubling after each failed probe up to {@link
+ * Facts#BREAKER_MAX_RESET_MS}, and starting again each time it opens), and the first probe
+ * that succeeds closes it.
  */
 final class Breaker {
-    /** Statuses that say the service, not the request, is the problem. */
-    static final Set<Status.Code> TRIPPING = EnumSet.of(
-            Status.Code.UNAVAILABLE,
-            Status.Code.DEADLINE_EXCEEDED,
-            Status.Code.RESOURCE_EXHAUSTED,
-            Status.Code.INTERNAL,
-            Status.Code.UNKNOWN);
-    static final int DEFAULT_FAILURES = 3;
-    static final Duration DEFAULT_RESET = Duration.ofSeconds(2);
-    static final Duration MAX_RESET = Duration.ofSeconds(30);
-    private static final int MAX_PROBES = 10_000;
+    static final Set<Status.Code> TRIPPING = codes(Facts.BREAKER_TRIPPING);
+    static final Set<Status.Code> OPENS_AT_ONCE = codes(Facts.BREAKER_OPENS_AT_ONCE);
 
-    private final BooleanSupplier probe;
     private final int threshold;
-    private final long resetAfterMillis;
-    private final long maxResetAfterMillis;
-    private final Object lock = new Object();
+    private final long resetMillis;
+    private final long maxResetMillis;
     private int consecutive;
-    private volatile boolean open;
-    private volatile boolean closed;
-    private volatile int opened;
-    private volatile int probes;
-    private Thread prober;
+    private boolean open;
+    private long waitMillis;
+    private int opened;
 
-    Breaker(BooleanSupplier probe, int failures, Duration resetAfter, Duration maxResetAfter) {
+    /** The defaults of facts.json. */
+    Breaker() {
+        this(Facts.BREAKER_FAILURES, Duration.ofMillis(Facts.BREAKER_RESET_MS), Duration.ofMillis(Facts.BREAKER_MAX_RESET_MS));
+    }
+
+    Breaker(int failures, Duration reset, Duration maxReset) {
         if (failures < 1) {
             throw new IllegalArgumentException("failures must be at least 1");
         }
-        this.probe = probe;
+        if (reset.isNegative() || reset.isZero() || maxReset.compareTo(reset) < 0) {
+            throw new IllegalArgumentException("the reset wait must be positive and at most the maximum");
+        }
         this.threshold = failures;
-        this.resetAfterMillis = resetAfter.toMillis();
-        this.maxResetAfterMillis = maxResetAfter.toMillis();
+        this.resetMillis = reset.toMillis();
+        this.maxResetMillis = maxReset.toMillis();
+        this.waitMillis = resetMillis;
     }
 
-    boolean allow() {
+    private static Set<Status.Code> codes(List<String> names) {
+        Set<Status.Code> out = EnumSet.noneOf(Status.Code.class);
+        names.forEach(n -> out.add(Status.Code.valueOf(n)));
+        return out;
+    }
+
+    /** Whether a call may go to the service now. */
+    synchronized boolean allow() {
         return !open;
     }
 
-    boolean isOpen() {
+    synchronized boolean isOpen() {
         return open;
     }
 
-    /** How many times the breaker has opened. */
-    int opened() {
+    /** How many times it has opened. */
+    synchronized int opened() {
         return opened;
     }
 
-    int probes() {
-        return probes;
+    /** A call it let through succeeded. */
+    synchronized void succeeded() {
+        consecutive = 0;
     }
 
-    void succeeded() {
-        synchronized (lock) {
-            consecutive = 0;
-        }
-    }
-
-    void failed(Status.Code code) {
+    /** A call it let through failed with {@code code}; true when this failure opened it. */
+    synchronized boolean failed(Status.Code code) {
         if (!TRIPPING.contains(code)) {
+            return false;
+        }
+        consecutive++;
+        if (open || !(OPENS_AT_ONCE.contains(code) || consecutive >= threshold)) {
+            return false;
+        }
+        open = true;
+        opened++;
+        waitMillis = resetMillis;
+        return true;
+    }
+
+    /** How long to wait before the next probe. */
+    synchronized Duration probeWait() {
+        return Duration.ofMillis(waitMillis);
+    }
+
+    /** A probe's outcome: success closes it; a failure doubles the wait before the next. */
+    synchronized void probed(boolean ok) {
+        if (!open) {
             return;
         }
-        synchronized (lock) {
-            consecutive++;
-            boolean trip = code == Status.Code.DEADLINE_EXCEEDED || consecutive >= threshold;
-            if (!trip || open || closed) {
-                return;
-            }
-            open = true;
-            opened++;
-            prober = new Thread(this::probing, "errorclass-breaker");
-            prober.setDaemon(true);
-            prober.start();
-        }
-    }
-
-    /** Stop probing (the client is closing). */
-    void close() {
-        Thread t;
-        synchronized (lock) {
-            closed = true;
-            t = prober;
-        }
-        if (t != null) {
-            t.interrupt();
-        }
-    }
-
-    private void probing() {
-        long wait = resetAfterMillis;
-        for (int i = 0; i < MAX_PROBES && !closed; i++) {
-            try {
-                Thread.sleep(wait);
-            } catch (InterruptedException e) {
-                return;
-            }
-            probes++;
-            boolean ok;
-            try {
-                ok = probe.getAsBoolean();
-            } catch (RuntimeException e) {
-                ok = false;
-            }
-            if (ok) {
-                synchronized (lock) {
-                    open = false;
-                    consecutive = 0;
-                }
-                return;
-            }
-            wait = Math.min(wait * 2, maxResetAfterMillis);
+        if (ok) {
+            open = false;
+            consecutive = 0;
+        } else {
+            waitMillis = Math.min(waitMillis * 2, maxResetMillis);
         }
     }
 }

@@ -52,14 +52,20 @@ public sealed interface Classification permits Classification.Classified, Classi
             return response.getRuleId();
         }
 
+        /** The ruleset's version and digest: with the rule, what traces and re-runs an answer. */
         public String rulesetVersion() {
             return response.getRulesetVersion();
+        }
+
+        public String rulesetDigest() {
+            return response.getRulesetDigest();
         }
     }
 
     /**
      * The service did not answer: unreachable, too slow, overloaded, or the breaker is open
-     * ({@code shortCircuited}: no call was made). Keep {@link #descriptor()} and classify later.
+     * ({@code shortCircuited}: no call was made). Not Unknown: keep {@link #descriptor()}
+     * ({@code toByteArray()}) and classify it later (ClassifyBatch).
      */
     record Unclassified(ExceptionDescriptor descriptor, Status.Code status, String reason, boolean shortCircuited)
             implements Classification {}

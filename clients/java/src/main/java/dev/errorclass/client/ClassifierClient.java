@@ -1,8 +1,11 @@
 package dev.errorclass.client;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.BadRequest;
+import dev.errorclass.v1.ClassifyBatchRequest;
 import dev.errorclass.v1.ClassifyRequest;
+import dev.errorclass.v1.ClassifyResponse;
 import dev.errorclass.v1.ErrorClassifierGrpc;
 import dev.errorclass.v1.ExceptionDescriptor;
 import dev.errorclass.v1.GetRulesetRequest;
@@ -12,15 +15,17 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
- * A client of the classifier service.
+ * A client of the classifier service, with the behaviour every errorclass client has
+ * (clients/spec/facts.json, {@code defaults} and {@code service_config}).
  *
  * <pre>{@code
  * try (ClassifierClient client = ClassifierClient.connect("classifier.internal:50051")) {
@@ -29,42 +34,46 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <ul>
- *   <li><b>Deadline</b>: every call has one ({@link Options#timeout}, 250 ms by default, as the
- *       Python client): a loopback or in-cluster call answers in about a millisecond. Until the
- *       channel has first been READY, a call may wait up to {@link #FIRST_CONNECT} instead: a
- *       JVM's first call loads gRPC and Netty and opens the connection, which took over a second
- *       on a loaded 2-core machine (the README test), and would otherwise answer Unclassified
- *       and open the breaker on a healthy service. A refused connection still fails at once.
- *   <li><b>Retries</b>: the one default of every client: UNAVAILABLE is retried by gRPC's own
- *       retry policy ({@link Options#attempts}, 3 tries, 50 ms backoff doubling), within the
- *       call's deadline and under gRPC's retry throttling, so an outage causes no retry storm.
+ *   <li><b>Deadline</b>: every call has one ({@link Options#timeout}, {@link Facts#DEADLINE_MS}
+ *       by default): a loopback or in-cluster call answers in about a millisecond. Until the
+ *       service has first answered, a call may wait up to {@link #FIRST_CONNECT} instead (see
+ *       there why); a refused connection still fails at once.
+ *   <li><b>Retries</b>: UNAVAILABLE is retried by gRPC's own retry policy ({@link
+ *       Options#attempts}, {@link Facts#ATTEMPTS} tries with backoff), within the call's
+ *       deadline and under gRPC's retry throttling ({@link Facts#SERVICE_CONFIG}: once half
+ *       the tokens are spent no call is retried, so an outage causes no retry storm).
  *       Classifying is a pure function of the descriptor, so a retry is safe.
- *   <li><b>Breaker</b>: the Python client's (see {@link Breaker}): three service failures in a
- *       row, or one DEADLINE_EXCEEDED, open it; then calls answer {@link
- *       Classification.Unclassified} at once until a background probe finds the service back.
+ *   <li><b>Breaker</b>: ({@link Breaker}) three service failures in a row, or one
+ *       DEADLINE_EXCEEDED, open it; then calls answer {@link Classification.Unclassified} at
+ *       once ({@code shortCircuited}) until a background probe finds the service back.
  *   <li><b>When the service cannot answer</b>: {@link Classification.Unclassified}, keeping the
- *       descriptor, never Unknown.
+ *       descriptor, never Unknown; nothing is thrown.
  *   <li><b>A refused descriptor</b>: INVALID_ARGUMENT raises {@link InvalidDescriptorException}
- *       with the server's field violations.
+ *       with the server's field violations (its google.rpc.BadRequest detail).
  * </ul>
  */
 public final class ClassifierClient implements AutoCloseable {
-    private static final String SERVICE = "errorclass.v1.ErrorClassifier";
     private static final Metadata.Key<byte[]> STATUS_DETAILS =
             Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER);
-    private static final String BAD_REQUEST = "type.googleapis.com/google.rpc.BadRequest";
+    private static final String TYPE_PREFIX = "type.googleapis.com/";
 
-    /** How a client calls: the deadline, the tries on UNAVAILABLE, and the breaker. */
+    /**
+     * How a client calls: the deadline, the tries on UNAVAILABLE, and the breaker.
+     *
+     * <pre>{@code
+     * ClassifierClient.connect(target, Options.DEFAULTS.withTimeout(Duration.ofMillis(100)).withBreaker(false))
+     * }</pre>
+     */
     public record Options(Duration timeout, int attempts, boolean breaker) {
-        /** 250 ms, 3 tries, the breaker on: the Python client's defaults. */
-        public static final Options DEFAULTS = new Options(Duration.ofMillis(250), 3, true);
+        /** {@link Facts#DEADLINE_MS}, {@link Facts#ATTEMPTS} tries, the breaker on: every client's defaults. */
+        public static final Options DEFAULTS = new Options(Duration.ofMillis(Facts.DEADLINE_MS), Facts.ATTEMPTS, true);
 
         public Options {
             if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive");
+                throw new IllegalArgumentException("timeout must be positive, not " + timeout);
             }
             if (attempts < 1) {
-                throw new IllegalArgumentException("attempts must be at least 1");
+                throw new IllegalArgumentException("attempts must be at least 1, not " + attempts);
             }
         }
 
@@ -72,6 +81,7 @@ public final class ClassifierClient implements AutoCloseable {
             return new Options(t, attempts, breaker);
         }
 
+        /** Tries per call on UNAVAILABLE; 1 turns gRPC's retries off. */
         public Options withAttempts(int n) {
             return new Options(timeout, n, breaker);
         }
@@ -81,24 +91,36 @@ public final class ClassifierClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The longest a call waits until the service has first answered this client. A JVM's first
+     * call loads and runs for the first time gRPC's, Netty's and the stubs' code: measured on a
+     * 2-core machine at load 9, a fresh JVM's first Classify against a real {@code classifier
+     * serve} took 0.7 to 1.6 s, even with the channel READY for two seconds before it (the
+     * connection is not the cost; later calls took 10 to 120 ms). Under the 250 ms deadline
+     * that call would answer Unclassified, and open the breaker, on a healthy service. It
+     * costs nothing on an outage: a refused connection fails at once whatever the deadline,
+     * and the breaker opens on a hung server's first DEADLINE_EXCEEDED, so that wait is paid
+     * once. (The outage vectors' {@code warm_up} call, made by another client, loads the
+     * classes; nothing ever answers the measured client, and its calls still come back within
+     * the deadline because nothing listens, or the server answers UNAVAILABLE at once.)
+     */
+    public static final Duration FIRST_CONNECT = Duration.ofSeconds(5);
+
     private final ManagedChannel channel;
     private final boolean ownsChannel;
     private final Options options;
     private final ErrorClassifierGrpc.ErrorClassifierBlockingStub stub;
     private final Breaker breaker;
-    private volatile boolean connected;
-
-    /** The longest a call waits while the channel has never been READY (see the class comment). */
-    public static final Duration FIRST_CONNECT = Duration.ofSeconds(5);
+    private final Prober prober;
+    private volatile boolean answered;
 
     private ClassifierClient(ManagedChannel channel, boolean ownsChannel, Options options) {
         this.channel = channel;
         this.ownsChannel = ownsChannel;
         this.options = options;
         this.stub = ErrorClassifierGrpc.newBlockingStub(channel);
-        this.breaker = options.breaker()
-                ? new Breaker(this::probe, Breaker.DEFAULT_FAILURES, Breaker.DEFAULT_RESET, Breaker.MAX_RESET)
-                : null;
+        this.breaker = options.breaker() ? new Breaker() : null;
+        this.prober = options.breaker() ? new Prober(breaker, this::probe) : null;
     }
 
     /** A plaintext channel to {@code target} (host:port) with the default options. */
@@ -106,11 +128,13 @@ public final class ClassifierClient implements AutoCloseable {
         return connect(target, Options.DEFAULTS);
     }
 
-    /** A plaintext channel to {@code target} (host:port). */
+    /** A plaintext channel to {@code target} (host:port), with the service config of {@link #serviceConfig}. */
     public static ClassifierClient connect(String target, Options options) {
-        ManagedChannelBuilder<?> builder = ManagedChannelBuilder.forTarget(target).usePlaintext();
+        ManagedChannelBuilder<?> builder = ManagedChannelBuilder.forTarget(target)
+                .usePlaintext()
+                .defaultServiceConfig(serviceConfig(options.attempts()));
         if (options.attempts() > 1) {
-            builder.defaultServiceConfig(serviceConfig(options.attempts())).enableRetry();
+            builder.enableRetry();
         } else {
             builder.disableRetry();
         }
@@ -121,22 +145,40 @@ public final class ClassifierClient implements AutoCloseable {
 
     /**
      * A client over a channel the application built (TLS, another transport, interceptors);
-     * the application keeps and closes it.
+     * the application keeps and closes it. Give its builder {@code
+     * defaultServiceConfig(ClassifierClient.serviceConfig(attempts)).enableRetry()} for the
+     * retries and their throttling.
      */
     public static ClassifierClient over(ManagedChannel channel, Options options) {
         return new ClassifierClient(channel, false, options);
     }
 
-    /** The service config that retries UNAVAILABLE, as the Python client's. */
-    static Map<String, Object> serviceConfig(int attempts) {
-        Map<String, Object> retry = Map.of(
-                "maxAttempts", (double) attempts,
-                "initialBackoff", "0.05s",
-                "maxBackoff", "1s",
-                "backoffMultiplier", 2.0,
-                "retryableStatusCodes", List.of("UNAVAILABLE"));
-        Map<String, Object> method = Map.of("name", List.of(Map.of("service", SERVICE)), "retryPolicy", retry);
-        return Map.of("methodConfig", List.of(method));
+    /**
+     * The service config every errorclass client sets ({@link Facts#SERVICE_CONFIG}): retry of
+     * UNAVAILABLE with {@code attempts} tries (1: no retry policy) and retry throttling, as
+     * {@code ManagedChannelBuilder.defaultServiceConfig} takes it.
+     */
+    @SuppressWarnings("unchecked")
+    public static Map<String, ?> serviceConfig(int attempts) {
+        if (attempts < 1) {
+            throw new IllegalArgumentException("attempts must be at least 1, not " + attempts);
+        }
+        Map<String, Object> config = new HashMap<>(Facts.SERVICE_CONFIG);
+        List<Object> methods = new ArrayList<>();
+        for (Object m : (List<Object>) Facts.SERVICE_CONFIG.get("methodConfig")) {
+            Map<String, Object> method = new HashMap<>((Map<String, Object>) m);
+            Object policy = method.get("retryPolicy");
+            if (attempts == 1) {
+                method.remove("retryPolicy");
+            } else if (policy != null) {
+                Map<String, Object> retry = new HashMap<>((Map<String, Object>) policy);
+                retry.put("maxAttempts", (double) attempts);
+                method.put("retryPolicy", retry);
+            }
+            methods.add(method);
+        }
+        config.put("methodConfig", methods);
+        return config;
     }
 
     /** Describe {@code error} ({@link Descriptors#from}) and classify it. */
@@ -154,43 +196,70 @@ public final class ClassifierClient implements AutoCloseable {
      * Classification.Unclassified}); throws {@link InvalidDescriptorException} for a refused one.
      */
     public Classification classify(ExceptionDescriptor descriptor) {
+        return call(List.of(descriptor), () -> List.of(stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
+                .classify(ClassifyRequest.newBuilder().setDescriptor(descriptor).build()))).get(0);
+    }
+
+    /**
+     * Classify up to {@link Facts#MAX_BATCH} descriptors in one call: one answer per descriptor,
+     * in order; when the service cannot answer, each is {@link Classification.Unclassified}
+     * keeping its descriptor.
+     */
+    public List<Classification> classifyBatch(List<ExceptionDescriptor> descriptors) {
+        if (descriptors.size() > Facts.MAX_BATCH) {
+            throw new IllegalArgumentException(descriptors.size() + " descriptors exceed the batch limit of " + Facts.MAX_BATCH);
+        }
+        if (descriptors.isEmpty()) {
+            return List.of();
+        }
+        ClassifyBatchRequest.Builder request = ClassifyBatchRequest.newBuilder();
+        descriptors.forEach(d -> request.addRequests(ClassifyRequest.newBuilder().setDescriptor(d)));
+        return call(descriptors, () -> stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
+                .classifyBatch(request.build()).getResponsesList());
+    }
+
+    /** One call through the breaker: the answers, or each descriptor Unclassified. */
+    private List<Classification> call(List<ExceptionDescriptor> descriptors, Supplier<List<ClassifyResponse>> send) {
         if (breaker != null && !breaker.allow()) {
-            return new Classification.Unclassified(descriptor, Status.Code.UNAVAILABLE,
+            return unclassified(descriptors, Status.Code.UNAVAILABLE,
                     "circuit open: the service kept failing; not called (probing in the background)", true);
         }
+        List<ClassifyResponse> responses;
         try {
-            var response = stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
-                    .classify(ClassifyRequest.newBuilder().setDescriptor(descriptor).build());
-            if (breaker != null) {
-                breaker.succeeded();
-            }
-            connected = true;
-            return new Classification.Classified(descriptor, response);
+            responses = send.get();
         } catch (StatusRuntimeException e) {
             Status status = e.getStatus();
             if (status.getCode() == Status.Code.INVALID_ARGUMENT) {
-                List<InvalidDescriptorException.FieldViolation> violations = violations(e);
-                if (violations.isEmpty()) {
-                    violations = List.of(new InvalidDescriptorException.FieldViolation(
-                            "", status.getDescription() == null ? "" : status.getDescription()));
-                }
-                throw new InvalidDescriptorException(violations);
+                answered = true;
+                throw new InvalidDescriptorException(violations(e));
             }
-            if (breaker != null) {
-                breaker.failed(status.getCode());
+            if (breaker != null && breaker.failed(status.getCode())) {
+                prober.start();
             }
             String reason = status.getCode() + (status.getDescription() == null ? "" : ": " + status.getDescription());
-            return new Classification.Unclassified(descriptor, status.getCode(), reason, false);
+            return unclassified(descriptors, status.getCode(), reason, false);
         }
+        if (breaker != null) {
+            breaker.succeeded();
+        }
+        answered = true;
+        List<Classification> out = new ArrayList<>(descriptors.size());
+        for (int i = 0; i < descriptors.size(); i++) {
+            out.add(new Classification.Classified(descriptors.get(i), responses.get(i)));
+        }
+        return out;
     }
 
-    /** The call's deadline: the per-call timeout, or FIRST_CONNECT until the channel was first READY. */
+    private static List<Classification> unclassified(List<ExceptionDescriptor> descriptors, Status.Code code, String reason, boolean shortCircuited) {
+        List<Classification> out = new ArrayList<>(descriptors.size());
+        descriptors.forEach(d -> out.add(new Classification.Unclassified(d, code, reason, shortCircuited)));
+        return out;
+    }
+
+    /** The call's deadline: the timeout, or FIRST_CONNECT until the service first answered. */
     private long deadlineNanos() {
-        if (!connected && channel.getState(false) == io.grpc.ConnectivityState.READY) {
-            connected = true;
-        }
         long timeout = options.timeout().toNanos();
-        return connected ? timeout : Math.max(timeout, FIRST_CONNECT.toNanos());
+        return answered ? timeout : Math.max(timeout, FIRST_CONNECT.toNanos());
     }
 
     /** Whether the breaker is open (calls answer Unclassified without trying the service). */
@@ -198,64 +267,48 @@ public final class ClassifierClient implements AutoCloseable {
         return breaker != null && breaker.isOpen();
     }
 
+    /** Is the service back? The prober asks, on its own thread, with a cheap call. */
     private boolean probe() {
         try {
-            stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS)
-                    .getRuleset(GetRulesetRequest.getDefaultInstance());
+            stub.withDeadlineAfter(deadlineNanos(), TimeUnit.NANOSECONDS).getRuleset(GetRulesetRequest.getDefaultInstance());
             return true;
         } catch (StatusRuntimeException e) {
             return false;
         }
     }
 
-    /** The BadRequest field violations of the status details (google.rpc.Status, decoded by hand: lite has no google.rpc). */
+    /**
+     * The field violations of a refused descriptor: the google.rpc.BadRequest detail of the
+     * status (trailer {@code grpc-status-details-bin}), else the status message as one.
+     */
     static List<InvalidDescriptorException.FieldViolation> violations(StatusRuntimeException e) {
+        List<InvalidDescriptorException.FieldViolation> out = new ArrayList<>();
         Metadata trailers = e.getTrailers();
         byte[] details = trailers == null ? null : trailers.get(STATUS_DETAILS);
-        List<InvalidDescriptorException.FieldViolation> out = new ArrayList<>();
-        if (details == null) {
-            return out;
-        }
-        try {
-            for (ByteString any : repeated(ByteString.copyFrom(details), 3)) {
-                List<ByteString> url = repeated(any, 1);
-                if (url.isEmpty() || !url.get(0).toStringUtf8().equals(BAD_REQUEST)) {
-                    continue;
-                }
-                for (ByteString value : repeated(any, 2)) {
-                    for (ByteString v : repeated(value, 1)) {
-                        List<ByteString> field = repeated(v, 1);
-                        List<ByteString> description = repeated(v, 2);
-                        out.add(new InvalidDescriptorException.FieldViolation(
-                                field.isEmpty() ? "" : field.get(0).toStringUtf8(),
-                                description.isEmpty() ? "" : description.get(0).toStringUtf8()));
+        if (details != null) {
+            try {
+                for (Any detail : com.google.rpc.Status.parseFrom(details).getDetailsList()) {
+                    if (detail.getTypeUrl().equals(TYPE_PREFIX + "google.rpc.BadRequest")) {
+                        for (BadRequest.FieldViolation v : BadRequest.parseFrom(detail.getValue()).getFieldViolationsList()) {
+                            out.add(new InvalidDescriptorException.FieldViolation(v.getField(), v.getDescription()));
+                        }
                     }
                 }
+            } catch (InvalidProtocolBufferException ex) {
+                out.clear();
             }
-        } catch (IOException ex) {
-            out.clear();
         }
-        return out;
-    }
-
-    /** Every length-delimited value of field {@code number} in a message. */
-    private static List<ByteString> repeated(ByteString message, int number) throws IOException {
-        CodedInputStream in = message.newCodedInput();
-        List<ByteString> out = new ArrayList<>();
-        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-            if (tag == ((number << 3) | 2)) {
-                out.add(in.readBytes());
-            } else if (!in.skipField(tag)) {
-                break;
-            }
+        if (out.isEmpty()) {
+            String description = e.getStatus().getDescription();
+            out.add(new InvalidDescriptorException.FieldViolation("", description == null ? "" : description));
         }
         return out;
     }
 
     @Override
     public void close() {
-        if (breaker != null) {
-            breaker.close();
+        if (prober != null) {
+            prober.close();
         }
         if (ownsChannel) {
             channel.shutdown();

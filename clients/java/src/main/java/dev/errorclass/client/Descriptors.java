@@ -10,10 +10,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
- * The descriptor a Java runtime sends for a Throwable.
+ * The descriptor a Java runtime sends for a failure: a {@code Throwable} ({@link #from}), an
+ * HTTP error response a raw client returned ({@link #fromHttpResponse}), or a response that
+ * ended with a refusal ({@link #fromFinishReason}, {@link #fromResponse}).
  *
  * <ul>
  *   <li><b>type</b>: {@code getClass().getName()}, the binary name stack traces and logs print
@@ -29,9 +32,8 @@ import java.util.Set;
  *       try-with-resources) would otherwise reclassify the primary failure.
  *   <li><b>HTTP status, gRPC status, code, error body</b>: read from each level by
  *       reflection (see {@link Evidence}), so that no SDK is a compile dependency.
- *   <li><b>limits</b>: message, code, supertypes, causes and attributes are cut to the limits
- *       of classifier/limits.py ({@link Facts}, generated), so a descriptor is never refused
- *       for its size.
+ *   <li><b>limits</b>: every builder ends with {@link #fit}, so a descriptor it built is never
+ *       refused for its size (characters counted as code points, as the service counts them).
  * </ul>
  *
  * <p>Origin and provider are the caller's knowledge (where the call was made, to whom); they
@@ -55,13 +57,13 @@ public final class Descriptors {
         }
         Evidence top = Evidence.of(error);
         ExceptionDescriptor.Builder d = ExceptionDescriptor.newBuilder()
-                .setType(typeName(error.getClass()))
+                .setType(error.getClass().getName())
                 .addAllSupertypes(supertypes(error.getClass()))
                 .setOrigin(origin == null ? Origin.ORIGIN_UNSPECIFIED : origin)
-                .setCode(cut(top.code(), Facts.MAX_CODE_CHARS))
-                .setMessage(cut(top.message(), Facts.MAX_MESSAGE_CHARS))
+                .setCode(top.code())
+                .setMessage(top.message())
                 .setLanguage(LANGUAGE)
-                .setProvider(cut(provider == null ? "" : provider.strip().toLowerCase(Locale.ROOT), Facts.MAX_LABEL_CHARS));
+                .setProvider(provider == null ? "" : provider);
         if (top.httpStatus() != null) {
             d.setHttpStatus(top.httpStatus());
         }
@@ -72,10 +74,10 @@ public final class Descriptors {
         for (Throwable cause : causes(error)) {
             Evidence e = Evidence.of(cause);
             Cause.Builder c = Cause.newBuilder()
-                    .setType(typeName(cause.getClass()))
+                    .setType(cause.getClass().getName())
                     .addAllSupertypes(supertypes(cause.getClass()))
-                    .setCode(cut(e.code(), Facts.MAX_CODE_CHARS))
-                    .setMessage(cut(e.message(), Facts.MAX_MESSAGE_CHARS));
+                    .setCode(e.code())
+                    .setMessage(e.message());
             if (e.httpStatus() != null) {
                 c.setHttpStatus(e.httpStatus());
             }
@@ -88,12 +90,7 @@ public final class Descriptors {
         if (facts != null) {
             attributes.putAll(facts.attributes());
         }
-        attributes.forEach((k, v) -> {
-            if (d.getAttributesCount() < Facts.MAX_ATTRIBUTES && !k.isEmpty() && k.length() <= Facts.MAX_ATTRIBUTE_KEY_CHARS) {
-                d.putAttributes(k, cut(v, Facts.MAX_ATTRIBUTE_VALUE_CHARS));
-            }
-        });
-        return d.build();
+        return fit(d.putAllAttributes(attributes).build());
     }
 
     /**
@@ -114,84 +111,130 @@ public final class Descriptors {
         if (response == null || status == null || status < 400) {
             return null;
         }
-        Object headers = Evidence.call(response, "headers");
-        Object aws = null;
-        try {
-            aws = headers == null ? null : headers.getClass().getMethod("firstValue", String.class).invoke(headers, "x-amzn-ErrorType");
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            try {
-                aws = response.getClass().getMethod("header", String.class).invoke(response, "x-amzn-ErrorType");
-            } catch (ReflectiveOperationException | RuntimeException e2) {
-                aws = null;
-            }
-        }
-        if (aws instanceof java.util.Optional<?> o) {
-            aws = o.orElse(null);
-        }
-        ErrorBodies.Evidence e = ErrorBodies.read(body, aws instanceof String a ? a : null, status);
+        String aws = awsErrorType(response);
+        ErrorBodies.Evidence e = ErrorBodies.read(status, aws == null ? Map.of() : Map.of("x-amzn-ErrorType", aws), body);
         String head = Integer.toString(status);
         ExceptionDescriptor.Builder d = ExceptionDescriptor.newBuilder()
-                .setType(typeName(response.getClass()))
-                .addAllSupertypes(List.of())
+                .setType(response.getClass().getName())
                 .setHttpStatus(status)
                 .setOrigin(origin == null ? Origin.ORIGIN_UNSPECIFIED : origin)
-                .setCode(cut(e.code(), Facts.MAX_CODE_CHARS))
-                .setMessage(cut(e.message().isEmpty() ? head : head + "\n" + e.message(), Facts.MAX_MESSAGE_CHARS))
+                .setCode(e.code())
+                .setMessage(e.message().isEmpty() ? head : head + "\n" + e.message())
                 .setLanguage(LANGUAGE)
-                .setProvider(cut(provider == null ? "" : provider.strip().toLowerCase(Locale.ROOT), Facts.MAX_LABEL_CHARS))
+                .setProvider(provider == null ? "" : provider)
                 .putAllAttributes(e.attributes());
         if (e.grpcStatus() != null) {
             d.setGrpcStatus(e.grpcStatus());
         }
-        return d.build();
+        return fit(d.build());
     }
 
-    /** The type of a response that ended with a failure finish or stop reason. */
-    public static final String FINISH_REASON = "errorclass.FinishReason";
-    /** The type of a prompt the provider refused before generating. */
-    public static final String PROMPT_BLOCKED = "errorclass.PromptBlocked";
-    /** The supertype of both. */
-    public static final String RESPONSE_FAILURE = "errorclass.ResponseFailure";
+    /** The {@code x-amzn-ErrorType} header of java.net.http's or OkHttp's response, or null. */
+    private static String awsErrorType(Object response) {
+        Object headers = Evidence.call(response, "headers");
+        Object value;
+        try {
+            value = headers == null ? null : headers.getClass().getMethod("firstValue", String.class).invoke(headers, "x-amzn-ErrorType");
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            try {
+                value = response.getClass().getMethod("header", String.class).invoke(response, "x-amzn-ErrorType");
+            } catch (ReflectiveOperationException | RuntimeException e2) {
+                value = null;
+            }
+        }
+        if (value instanceof Optional<?> o) {
+            value = o.orElse(null);
+        }
+        return value instanceof String s ? s : null;
+    }
 
     /**
      * A failure that is no exception: a call that returned normally but ended with the
      * provider refusing or filtering (OpenAI's {@code finish_reason: content_filter},
      * Anthropic's {@code stop_reason: refusal}, Bedrock Converse's {@code stopReason:
-     * guardrail_intervened}, Gemini's {@code SAFETY}), as docs/clients.md's convention and the
-     * Python and Node helpers send it; {@code null} when the reason is no failure (a normal
-     * stop, and a length cut-off, which the taxonomy leaves Unknown). With {@code promptBlocked}
-     * (Gemini's promptFeedback.blockReason) every block reason is a failure. {@code reason} is
-     * spelled exactly as the API spells it; {@code model} may be empty.
+     * guardrail_intervened}, Gemini's {@code SAFETY}; {@link Facts#FAILURE_REASONS} of any
+     * provider, since an API is reached under many names), as every errorclass client sends
+     * it; {@code null} when the reason is no failure (a normal stop, and a length cut-off,
+     * which the taxonomy leaves Unknown). With {@code promptBlocked} (Gemini's
+     * promptFeedback.blockReason) every block reason but {@link Facts#NOT_BLOCKED} is a
+     * failure. {@code reason} is compared as the API spells it (stripped); {@code model} may
+     * be empty.
      */
     public static ExceptionDescriptor fromFinishReason(String reason, String provider, boolean promptBlocked, String model) {
-        String name = reason == null ? "" : reason.strip();
-        String p = provider == null ? "" : provider.strip().toLowerCase(Locale.ROOT);
+        String name = Text.strip(reason);
+        String p = Limits.label(provider);
         String type;
-        String message;
+        String template;
         if (promptBlocked) {
             if (Facts.NOT_BLOCKED.contains(name)) {
                 return null;
             }
-            type = PROMPT_BLOCKED;
-            message = "The " + p + " API blocked the prompt (" + name + ").";
-        } else if (Facts.FAILURE_REASONS.contains(name)) {
-            type = FINISH_REASON;
-            message = "The " + p + " response ended with the failure finish reason " + name + ".";
+            type = Facts.PROMPT_BLOCKED_TYPE;
+            template = Facts.PROMPT_BLOCKED_MESSAGE;
+        } else if (Facts.FAILURE_REASONS.values().stream().anyMatch(reasons -> reasons.contains(name))) {
+            type = Facts.FINISH_REASON_TYPE;
+            template = Facts.FINISH_REASON_MESSAGE;
         } else {
             return null;
         }
         ExceptionDescriptor.Builder d = ExceptionDescriptor.newBuilder()
                 .setType(type)
-                .addSupertypes(RESPONSE_FAILURE)
+                .addSupertypes(Facts.RESPONSE_FAILURE_TYPE)
                 .setOrigin(Origin.ORIGIN_PROVIDER)
-                .setCode(cut(name, Facts.MAX_CODE_CHARS))
-                .setMessage(message)
+                .setCode(name)
+                .setMessage(template.replace("{provider}", p).replace("{reason}", name))
                 .setLanguage(LANGUAGE)
-                .setProvider(cut(p, Facts.MAX_LABEL_CHARS));
-        if (model != null && !model.isBlank()) {
-            d.putAttributes("model", cut(model.strip(), Facts.MAX_ATTRIBUTE_VALUE_CHARS));
+                .setProvider(p);
+        String m = Text.strip(model);
+        if (!m.isEmpty()) {
+            d.putAttributes("model", m);
         }
-        return d.build();
+        return fit(d.build());
+    }
+
+    /**
+     * The descriptor of a provider API's response that ended with a refusal or a filter, or
+     * {@code null}: {@code json} is the response as the API sent it (a chat completion, a
+     * Responses API response, an Anthropic message, a Gemini or Bedrock Converse response),
+     * or a JSON array of a stream's chunks or events. {@code provider} (null or "" for the
+     * API's own name) says who answered: {@code azure} for Azure OpenAI. See {@link Responses}.
+     */
+    public static ExceptionDescriptor fromResponse(String json, String provider) {
+        return Responses.describe(Json.parse(json), provider);
+    }
+
+    /**
+     * {@code d} cut to the service's limits so that it is never refused (clients/spec/README.md,
+     * {@code fit}): names stripped and cut, empty supertypes and causes without a type dropped,
+     * lists cut, lone surrogates replaced, statuses out of range left out, labels lower-cased,
+     * attributes with an empty or over-long key dropped and at most {@link Facts#MAX_ATTRIBUTES}
+     * kept (the keys first in code-point order). Every builder here ends with it.
+     */
+    public static ExceptionDescriptor fit(ExceptionDescriptor d) {
+        return Limits.fit(d);
+    }
+
+    /**
+     * {@code d} as the service would accept it (names stripped, labels lower-cased, the message
+     * cut), or {@link InvalidDescriptorException} naming every field the service would refuse
+     * ({@code descriptor.causes[1].type}), as a classify call would; no network.
+     */
+    public static ExceptionDescriptor validate(ExceptionDescriptor d) {
+        return Limits.validate(d);
+    }
+
+    /** The origin a name stands for ({@code provider}, {@code tool}, {@code caller}...), or null. */
+    public static Origin origin(String name) {
+        String n = Text.strip(name).toLowerCase(Locale.ROOT);
+        n = Facts.ORIGIN_ALIASES.getOrDefault(n, n);
+        int number = Facts.ORIGIN_NAMES.indexOf(n);
+        return number < 0 ? null : Origin.forNumber(number);
+    }
+
+    /** The name of an origin ({@code ORIGIN_PROVIDER} is {@code provider}). */
+    public static String originName(Origin origin) {
+        int n = origin.getNumber();
+        return n >= 0 && n < Facts.ORIGIN_NAMES.size() ? Facts.ORIGIN_NAMES.get(n) : Integer.toString(n);
     }
 
     /**
@@ -204,7 +247,7 @@ public final class Descriptors {
             if (out.size() == Facts.MAX_SUPERTYPES) {
                 break;
             }
-            out.add(typeName(c));
+            out.add(c.getName());
         }
         return out;
     }
@@ -228,23 +271,5 @@ public final class Descriptors {
         } catch (RuntimeException | LinkageError e) {
             return null;
         }
-    }
-
-    private static String typeName(Class<?> c) {
-        return cut(c.getName(), Facts.MAX_TYPE_NAME_CHARS);
-    }
-
-    static String cut(String text, int limit) {
-        if (text == null) {
-            return "";
-        }
-        if (text.length() <= limit) {
-            return text;
-        }
-        int end = limit;
-        if (Character.isHighSurrogate(text.charAt(end - 1))) {
-            end--; // never send half a character
-        }
-        return text.substring(0, end);
     }
 }

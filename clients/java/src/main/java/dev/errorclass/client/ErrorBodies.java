@@ -1,97 +1,125 @@
 package dev.errorclass.client;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
 import java.util.Map;
 
 /**
- * The provider's error body, read as classifier/client/http_bodies.py reads it.
+ * A provider's HTTP error, read as every errorclass client reads it (clients/spec/README.md,
+ * {@code error_body}; the vectors of clients/spec/vectors/error_body.json prove it):
  *
- * <ul>
- *   <li>OpenAI, Azure OpenAI: {@code {"error": {"code", "message", "type", "param"}}}; the code
- *       is {@code error.code}.
- *   <li>Anthropic: {@code {"type": "error", "error": {"type", "message", "details":
- *       {"error_code"}}}}; the code is {@code error.type}, and {@code details.error_code} is the
- *       attribute {@code error_code}.
- *   <li>Gemini and Google APIs: {@code {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED"}}};
- *       the code is {@code error.status}, and so is the gRPC status.
- *   <li>Bedrock (AWS JSON): the {@code x-amzn-ErrorType} header, else the body's {@code __type}
- *       ({@code ...#ValidationException}); the code is that error type.
- * </ul>
+ * <ol>
+ *   <li><b>AWS JSON</b> (Bedrock): the header {@code x-amzn-ErrorType} when not blank, else the
+ *       body's {@code __type}; its text before the first {@code :}, after the last {@code #},
+ *       is the code, the body's {@code message} (else {@code Message}) the message.
+ *   <li>An <b>{@code error} object</b>: Anthropic's ({@code {"type": "error", "error":
+ *       {"type", "message", "details": {"error_code"}}}}: the code is {@code error.type}, the
+ *       detail the attribute {@code error_code}); Google's ({@code error.status} a gRPC status
+ *       name: the code, and the gRPC status); else OpenAI's and Azure's {@code error.code}.
+ *   <li>A text {@code error} ({@code {"error": "model not found"}}) is the message.
+ *   <li>A body with a text {@code message} and no {@code error} is the error object itself
+ *       (an SDK that keeps the inner object, a provider with no envelope), read as in 2
+ *       without the Anthropic case.
+ * </ol>
  *
- * <p>Nothing is invented: a code that only repeats the HTTP status (Azure's {@code "code":
- * "429"}) is no code, and an unknown shape gives {@link Evidence#NONE}.
+ * <p>Nothing is invented: a code that only repeats the HTTP status (Azure's {@code "429"}) is
+ * no code; a body over {@link Facts#MAX_BODY_BYTES} UTF-8 bytes, not JSON or not an object
+ * gives nothing.
  */
-final class ErrorBodies {
-    /** Larger bodies are not parsed: an error body is small. */
-    static final int MAX_BODY_CHARS = 256 * 1024;
+public final class ErrorBodies {
+    private static final String AWS_ERROR_TYPE = "x-amzn-ErrorType";
 
-    /** What a body says: the provider's code, a gRPC status, its message, extra attributes. */
-    record Evidence(String code, Integer grpcStatus, String message, Map<String, String> attributes) {
-        static final Evidence NONE = new Evidence("", null, "", Map.of());
+    /** What an HTTP error says: the provider's code, a gRPC status, its message, extra attributes. */
+    public record Evidence(String code, Integer grpcStatus, String message, Map<String, String> attributes) {
+        public static final Evidence NONE = new Evidence("", null, "", Map.of());
 
-        boolean isEmpty() {
+        public Evidence {
+            attributes = Map.copyOf(attributes);
+        }
+
+        public boolean isEmpty() {
             return code.isEmpty() && grpcStatus == null && message.isEmpty() && attributes.isEmpty();
         }
     }
 
     private ErrorBodies() {}
 
-    /** The evidence of {@code body} (JSON text) with the AWS error-type header, if any. */
-    static Evidence read(String body, String awsErrorType, Integer status) {
-        Map<String, Object> data = object(body != null && body.length() <= MAX_BODY_CHARS ? Json.parse(body) : null);
-        String aws = awsType(awsErrorType, data);
+    /**
+     * The evidence of an HTTP error: its status (null when unknown), its headers (names in any
+     * case; null for none) and its body as text (null for none).
+     */
+    public static Evidence read(Integer status, Map<String, String> headers, String body) {
+        JsonObject data = body != null && Text.utf8Length(body) <= Facts.MAX_BODY_BYTES
+                ? Json.object(Json.parse(body)) : null;
+        if (data == null) {
+            data = new JsonObject();
+        }
+        String aws = awsType(header(headers, AWS_ERROR_TYPE), data);
         if (!aws.isEmpty()) {
-            String message = text(data.get("message"));
-            return new Evidence(aws, null, message.isEmpty() ? text(data.get("Message")) : message, Map.of());
+            String message = Json.text(data.get("message"));
+            return new Evidence(aws, null, message.isEmpty() ? Json.text(data.get("Message")) : message, Map.of());
         }
-        Map<String, Object> error = object(data.get("error"));
-        if (error.isEmpty()) {
-            return Evidence.NONE;
+        JsonElement error = data.get("error");
+        if (error != null && error.isJsonObject()) {
+            boolean anthropic = Json.isText(data.get("type")) && data.get("type").getAsString().equals("error");
+            return errorObject(error.getAsJsonObject(), anthropic, status);
         }
-        String message = text(error.get("message"));
-        if ("error".equals(data.get("type")) && error.get("type") instanceof String type) {
-            Map<String, Object> details = object(error.get("details"));
-            String detail = text(details.get("error_code"));
-            return new Evidence(type.strip(), null, message, detail.isEmpty() ? Map.of() : Map.of("error_code", detail));
+        if (Json.isText(error)) {
+            return new Evidence("", null, Json.text(error), Map.of());
         }
-        if (error.get("status") instanceof String google) {
+        if ((error == null || error.isJsonNull()) && Json.isText(data.get("message"))) {
+            return errorObject(data, false, status);
+        }
+        return Evidence.NONE;
+    }
+
+    /** An error object: Anthropic's (when the body's type is "error"), Google's, or OpenAI's. */
+    private static Evidence errorObject(JsonObject error, boolean anthropic, Integer status) {
+        String message = Json.text(error.get("message"));
+        if (anthropic && Json.isText(error.get("type"))) {
+            JsonObject details = Json.object(error, "details");
+            String detail = details == null ? "" : Json.text(details.get("error_code"));
+            return new Evidence(Json.text(error.get("type")), null, message,
+                    detail.isEmpty() ? Map.of() : Map.of("error_code", detail));
+        }
+        if (Json.isText(error.get("status"))) {
+            String google = error.get("status").getAsString();
             int number = Facts.GRPC_CODE_NAMES.indexOf(google);
             if (number >= 0) {
                 return new Evidence(google, number, message, Map.of());
             }
         }
-        return new Evidence(notTheStatus(error.get("code"), status), null, message, Map.of());
+        String code = Json.code(error.get("code"));
+        if (status != null && code.equals(Integer.toString(status))) {
+            code = "";
+        }
+        return new Evidence(code, null, message, Map.of());
     }
 
-    private static String awsType(String header, Map<String, Object> body) {
+    /** The header's value by name in any case, or null. */
+    static String header(Map<String, String> headers, String name) {
+        if (headers == null) {
+            return null;
+        }
+        for (Map.Entry<String, String> h : headers.entrySet()) {
+            if (h.getKey() != null && h.getKey().equalsIgnoreCase(name)) {
+                return h.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** {@code ThrottlingException:http://...} or {@code com.amazon.coral#ValidationException}: the name. */
+    private static String awsType(String header, JsonObject body) {
         String value = header;
-        if (value == null || value.isBlank()) {
-            value = body.get("__type") instanceof String t ? t : null;
+        if (value == null || Text.strip(value).isEmpty()) {
+            value = Json.isText(body.get("__type")) ? body.get("__type").getAsString() : null;
         }
         if (value == null) {
             return "";
         }
-        String head = value.split(":", 2)[0];
-        return head.substring(head.lastIndexOf('#') + 1).strip();
-    }
-
-    private static String notTheStatus(Object code, Integer status) {
-        String text;
-        if (code instanceof Long n) {
-            text = Long.toString(n);
-        } else if (code instanceof Double d && d == Math.rint(d)) {
-            text = Long.toString(d.longValue());
-        } else {
-            text = text(code);
-        }
-        return status != null && text.equals(Integer.toString(status)) ? "" : text;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> object(Object value) {
-        return value instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-    }
-
-    private static String text(Object value) {
-        return value instanceof String s ? s.strip() : "";
+        int colon = value.indexOf(':');
+        String head = colon < 0 ? value : value.substring(0, colon);
+        return Text.strip(head.substring(head.lastIndexOf('#') + 1));
     }
 }

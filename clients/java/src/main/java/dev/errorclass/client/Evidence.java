@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  *   <li><b>error body</b>: {@code body()} (openai-java's and anthropic-java's JsonValue), {@code
  *       getResponseBodyAsString()} (Spring), a message that is a JSON object (LangChain4j's
  *       HttpException and the exceptions mapped from it carry the body as their message), the {@code "NNN - {body}"} message of Spring AI's Transient/NonTransientAiException;
- *       read by {@link ErrorBodies}, whose message is appended when the exception's own does not
+ *       read by {@link ErrorBodies} (the one reader every builder uses), whose message is appended when the exception's own does not
  *       carry it.
  * </ul>
  */
@@ -69,7 +69,7 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
         if (body.isEmpty()) {
             body = text(call(t, "getResponseBodyAsString"));
         }
-        if (body.isEmpty() && own.strip().startsWith("{")) {
+        if (body.isEmpty() && Text.strip(own).startsWith("{")) {
             // LangChain4j's exceptions (HttpException and the ones its ExceptionMapper makes
             // from it) carry the provider's error body as their message.
             body = own;
@@ -82,7 +82,7 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
                 body = body.isEmpty() ? m.group(2) : body;
             }
         }
-        ErrorBodies.Evidence fromBody = ErrorBodies.read(body, null, status);
+        ErrorBodies.Evidence fromBody = ErrorBodies.read(status, null, body);
         if (code.isEmpty()) {
             code = fromBody.code();
         }
@@ -196,11 +196,11 @@ record Evidence(Integer httpStatus, Integer grpcStatus, String code, String mess
      */
     private static String text(Object value) {
         if (value instanceof CharSequence s) {
-            return s.toString().strip();
+            return Text.strip(s.toString());
         }
         String type = value == null ? "" : value.getClass().getName();
         if (type.startsWith("com.openai.") || type.startsWith("com.anthropic.")) {
-            return value.toString().strip();
+            return Text.strip(value.toString());
         }
         return "";
     }

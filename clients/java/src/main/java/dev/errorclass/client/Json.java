@@ -1,178 +1,75 @@
 package dev.errorclass.client;
 
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParseException;
+import com.google.gson.JsonParser;
+import com.google.gson.JsonPrimitive;
+import com.google.gson.Strictness;
+import com.google.gson.stream.JsonReader;
+import com.google.gson.stream.JsonToken;
+import java.io.IOException;
+import java.io.StringReader;
+import java.math.BigInteger;
 
 /**
- * A small JSON reader for provider error bodies, so the client needs no JSON library.
- *
- * <p>Objects become {@code Map<String, Object>}, arrays {@code List<Object>}, numbers
- * {@code Double} or {@code Long}, and {@code null} {@link #NULL}. Malformed text gives
- * {@code null} from {@link #parse}: an unreadable body is no evidence, never an error.
+ * JSON as the APIs send it, read with Gson in strict mode (RFC 8259, as Python's
+ * {@code json.loads} reads it: no comments, no single quotes, no unquoted names, the whole
+ * text one value). Gson's own {@code JsonParser.parseString} is lenient, and would read
+ * {@code {'error': ...}} or an HTML page's first word as JSON. Gson's nesting limit (255)
+ * bounds a hostile body's depth.
  */
 final class Json {
-    /** JSON's null, distinct from "absent". */
-    static final Object NULL = new Object() {
-        @Override
-        public String toString() {
-            return "null";
-        }
-    };
+    private Json() {}
 
-    private static final int MAX_DEPTH = 64;
-    private final String text;
-    private int at;
-
-    private Json(String text) {
-        this.text = text;
-    }
-
-    /** The value {@code text} holds, or {@code null} when it is not one JSON value. */
-    static Object parse(String text) {
-        if (text == null) {
+    /** The value {@code text} holds, or null when it is not one JSON value. */
+    static JsonElement parse(String text) {
+        if (text == null || text.isEmpty()) {
             return null;
         }
-        Json reader = new Json(text);
-        try {
-            Object value = reader.value(0);
-            reader.space();
-            return reader.at == text.length() ? value : null;
-        } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
+        try (JsonReader reader = new JsonReader(new StringReader(text))) {
+            reader.setStrictness(Strictness.STRICT);
+            JsonElement value = JsonParser.parseReader(reader);
+            return reader.peek() == JsonToken.END_DOCUMENT ? value : null;
+        } catch (JsonParseException | IOException | IllegalStateException e) {
             return null;
         }
     }
 
-    private Object value(int depth) {
-        if (depth > MAX_DEPTH) {
-            throw new IllegalArgumentException("too deep");
-        }
-        space();
-        char c = text.charAt(at);
-        switch (c) {
-            case '{':
-                return object(depth);
-            case '[':
-                return array(depth);
-            case '"':
-                return string();
-            case 't':
-                return word("true", Boolean.TRUE);
-            case 'f':
-                return word("false", Boolean.FALSE);
-            case 'n':
-                return word("null", NULL);
-            default:
-                return number();
-        }
+    /** The object {@code value} is, or null. */
+    static JsonObject object(JsonElement value) {
+        return value != null && value.isJsonObject() ? value.getAsJsonObject() : null;
     }
 
-    private Map<String, Object> object(int depth) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        at++;
-        space();
-        if (text.charAt(at) == '}') {
-            at++;
-            return out;
-        }
-        while (true) {
-            space();
-            String key = string();
-            space();
-            expect(':');
-            out.put(key, value(depth + 1));
-            space();
-            if (text.charAt(at) == ',') {
-                at++;
-                continue;
-            }
-            expect('}');
-            return out;
-        }
+    /** The member {@code name} of {@code object} when it is an object, else null. */
+    static JsonObject object(JsonObject object, String name) {
+        return object == null ? null : object(object.get(name));
     }
 
-    private List<Object> array(int depth) {
-        List<Object> out = new ArrayList<>();
-        at++;
-        space();
-        if (text.charAt(at) == ']') {
-            at++;
-            return out;
-        }
-        while (true) {
-            out.add(value(depth + 1));
-            space();
-            if (text.charAt(at) == ',') {
-                at++;
-                continue;
-            }
-            expect(']');
-            return out;
-        }
+    /** Whether {@code value} is a JSON string. */
+    static boolean isText(JsonElement value) {
+        return value != null && value.isJsonPrimitive() && value.getAsJsonPrimitive().isString();
     }
 
-    private String string() {
-        expect('"');
-        StringBuilder out = new StringBuilder();
-        while (true) {
-            char c = text.charAt(at++);
-            if (c == '"') {
-                return out.toString();
-            }
-            if (c != '\\') {
-                out.append(c);
-                continue;
-            }
-            char e = text.charAt(at++);
-            switch (e) {
-                case 'b' -> out.append('\b');
-                case 'f' -> out.append('\f');
-                case 'n' -> out.append('\n');
-                case 'r' -> out.append('\r');
-                case 't' -> out.append('\t');
-                case 'u' -> {
-                    out.append((char) Integer.parseInt(text.substring(at, at + 4), 16));
-                    at += 4;
-                }
-                default -> out.append(e);
+    /** A JSON string, stripped; "" for anything else. */
+    static String text(JsonElement value) {
+        return isText(value) ? Text.strip(value.getAsString()) : "";
+    }
+
+    /**
+     * A code as text: a string stripped, a whole number written in decimal ({@code 1001}),
+     * anything else (a fraction, a boolean, null) none.
+     */
+    static String code(JsonElement value) {
+        if (isText(value)) {
+            return Text.strip(value.getAsString());
+        }
+        if (value != null && value.isJsonPrimitive() && ((JsonPrimitive) value).isNumber()) {
+            String literal = value.getAsNumber().toString();
+            if (literal.matches("-?[0-9]+")) {
+                return new BigInteger(literal).toString();
             }
         }
-    }
-
-    private Object number() {
-        int start = at;
-        while (at < text.length() && "+-0123456789.eE".indexOf(text.charAt(at)) >= 0) {
-            at++;
-        }
-        String n = text.substring(start, at);
-        if (n.isEmpty()) {
-            throw new IllegalArgumentException("not a value");
-        }
-        if (n.matches("-?\\d{1,18}")) {
-            return Long.parseLong(n);
-        }
-        return Double.parseDouble(n);
-    }
-
-    private Object word(String word, Object value) {
-        if (!text.startsWith(word, at)) {
-            throw new IllegalArgumentException("not a value");
-        }
-        at += word.length();
-        return value;
-    }
-
-    private void expect(char c) {
-        if (text.charAt(at) != c) {
-            throw new IllegalArgumentException("expected " + c);
-        }
-        at++;
-    }
-
-    private void space() {
-        while (at < text.length() && Character.isWhitespace(text.charAt(at))) {
-            at++;
-        }
+        return "";
     }
 }

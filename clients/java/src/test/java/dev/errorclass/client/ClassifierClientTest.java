@@ -1,90 +1,115 @@
 package dev.errorclass.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.errorclass.v1.Origin;
+import com.google.protobuf.Any;
+import com.google.rpc.BadRequest;
+import dev.errorclass.v1.ClassifyBatchRequest;
+import dev.errorclass.v1.ClassifyBatchResponse;
+import dev.errorclass.v1.ClassifyRequest;
+import dev.errorclass.v1.ClassifyResponse;
+import dev.errorclass.v1.ErrorClassifierGrpc;
+import dev.errorclass.v1.ExceptionDescriptor;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client when the service cannot answer (a loopback port nothing listens on, a socket that
- * never answers), and the breaker; a real server's answers are tested from Python
- * (tests/examples/test_java_package.py).
+ * The client's answers from a real grpc-java server on 127.0.0.1 (the real classifier's are
+ * tested from Python: tests/clients/test_java_package.py and the conformance suite).
  */
 class ClassifierClientTest {
 
-    private static int closedPort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    @Test
-    void unreachableIsUnclassifiedKeepingTheDescriptorThenTheBreakerOpens() throws Exception {
-        ClassifierClient.Options options = ClassifierClient.Options.DEFAULTS.withAttempts(1);
-        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + closedPort(), options)) {
-            RuntimeException error = new RuntimeException("boom");
-            for (int i = 0; i < Breaker.DEFAULT_FAILURES; i++) {
-                Classification c = client.classify(error, Origin.ORIGIN_PROVIDER, "openai");
-                Classification.Unclassified u = assertInstanceOf(Classification.Unclassified.class, c);
-                assertEquals("java.lang.RuntimeException", u.descriptor().getType());
-                assertEquals(Status.Code.UNAVAILABLE, u.status());
-                assertFalse(u.shortCircuited());
+    /** Answers each descriptor with its own type as the class name, so the order shows. */
+    static final class Echo extends ErrorClassifierGrpc.ErrorClassifierImplBase {
+        @Override
+        public void classifyBatch(ClassifyBatchRequest request, StreamObserver<ClassifyBatchResponse> out) {
+            ClassifyBatchResponse.Builder answer = ClassifyBatchResponse.newBuilder();
+            for (ClassifyRequest r : request.getRequestsList()) {
+                answer.addResponses(ClassifyResponse.newBuilder().setClassName(r.getDescriptor().getType()).setRulesetDigest("sha256:x"));
             }
-            assertTrue(client.circuitOpen());
-            Classification.Unclassified fast = assertInstanceOf(Classification.Unclassified.class,
-                    client.classify(error, Origin.ORIGIN_PROVIDER, "openai"));
-            assertTrue(fast.shortCircuited());
+            out.onNext(answer.build());
+            out.onCompleted();
+        }
+    }
+
+    /** Refuses every call as the service refuses a descriptor: INVALID_ARGUMENT with a google.rpc.BadRequest detail. */
+    static final class Refusing implements ServerInterceptor {
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            BadRequest bad = BadRequest.newBuilder()
+                    .addFieldViolations(BadRequest.FieldViolation.newBuilder().setField("descriptor.type").setDescription("must not be empty"))
+                    .addFieldViolations(BadRequest.FieldViolation.newBuilder().setField("descriptor.causes[1].code")
+                            .setDescription("300 characters exceed the limit of 256"))
+                    .build();
+            com.google.rpc.Status details = com.google.rpc.Status.newBuilder()
+                    .setCode(Status.Code.INVALID_ARGUMENT.value())
+                    .setMessage("descriptor.type: must not be empty")
+                    .addDetails(Any.newBuilder().setTypeUrl("type.googleapis.com/google.rpc.BadRequest").setValue(bad.toByteString()))
+                    .build();
+            Metadata trailers = new Metadata();
+            trailers.put(Metadata.Key.of("grpc-status-details-bin", Metadata.BINARY_BYTE_MARSHALLER), details.toByteArray());
+            call.close(Status.INVALID_ARGUMENT.withDescription("descriptor.type: must not be empty"), trailers);
+            return new ServerCall.Listener<>() {};
+        }
+    }
+
+    private static final ServerInterceptor PASS = new ServerInterceptor() {
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            return next.startCall(call, headers);
+        }
+    };
+
+    @Test
+    void aRefusedDescriptorRaisesTheBadRequestViolations() throws Exception {
+        Server server = Outage.serve(new Refusing(), new ErrorClassifierGrpc.ErrorClassifierImplBase() {});
+        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + server.getPort())) {
+            InvalidDescriptorException e = assertThrows(InvalidDescriptorException.class,
+                    () -> client.classify(ExceptionDescriptor.newBuilder().setType("").build()));
+            assertEquals(List.of(
+                    new InvalidDescriptorException.FieldViolation("descriptor.type", "must not be empty"),
+                    new InvalidDescriptorException.FieldViolation("descriptor.causes[1].code", "300 characters exceed the limit of 256")),
+                    e.violations());
+            assertEquals(false, client.circuitOpen(), "a refused request says nothing about the service");
+        } finally {
+            Outage.stop(server);
         }
     }
 
     @Test
-    void aHungServerCostsOneWaitThenShortCircuits() throws Exception {
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            ClassifierClient.Options options = ClassifierClient.Options.DEFAULTS.withTimeout(Duration.ofMillis(200));
-            try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + silent.getLocalPort(), options)) {
-                long start = System.nanoTime();
-                Classification.Unclassified first = assertInstanceOf(Classification.Unclassified.class,
-                        client.classify(new RuntimeException("x"), Origin.ORIGIN_PROVIDER, ""));
-                assertEquals(Status.Code.DEADLINE_EXCEEDED, first.status());
-                assertTrue(client.circuitOpen());
-                assertTrue(client.classify(new RuntimeException("y"), Origin.ORIGIN_PROVIDER, "") instanceof Classification.Unclassified u
-                        && u.shortCircuited());
-                // never READY: the first call may wait FIRST_CONNECT, and no call after it waits at all
-                assertTrue(System.nanoTime() - start < ClassifierClient.FIRST_CONNECT.plusSeconds(2).toNanos());
+    void aBatchIsAnsweredInOrder() throws Exception {
+        Server server = Outage.serve(PASS, new Echo());
+        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + server.getPort())) {
+            List<ExceptionDescriptor> batch = new ArrayList<>();
+            for (String type : List.of("a.First", "b.Second", "c.Third")) {
+                batch.add(ExceptionDescriptor.newBuilder().setType(type).build());
             }
+            List<Classification> answers = client.classifyBatch(batch);
+            assertEquals(3, answers.size());
+            for (int i = 0; i < 3; i++) {
+                Classification.Classified c = assertInstanceOf(Classification.Classified.class, answers.get(i));
+                assertEquals(batch.get(i), c.descriptor());
+                assertEquals(batch.get(i).getType(), c.className());
+                assertEquals("sha256:x", c.rulesetDigest());
+            }
+            assertEquals(List.of(), client.classifyBatch(List.of()));
+            List<ExceptionDescriptor> tooMany = new ArrayList<>();
+            for (int i = 0; i <= Facts.MAX_BATCH; i++) {
+                tooMany.add(batch.get(0));
+            }
+            assertThrows(IllegalArgumentException.class, () -> client.classifyBatch(tooMany));
+        } finally {
+            Outage.stop(server);
         }
-    }
-
-    @Test
-    void theBreakerClosesWhenAProbeSucceeds() throws Exception {
-        AtomicBoolean up = new AtomicBoolean(false);
-        Breaker breaker = new Breaker(up::get, 3, Duration.ofMillis(20), Duration.ofMillis(40));
-        breaker.failed(Status.Code.INVALID_ARGUMENT);
-        assertTrue(breaker.allow(), "a refused request says nothing about the service");
-        breaker.failed(Status.Code.DEADLINE_EXCEEDED);
-        assertFalse(breaker.allow());
-        up.set(true);
-        for (int i = 0; i < 200 && !breaker.allow(); i++) {
-            Thread.sleep(10);
-        }
-        assertTrue(breaker.allow());
-        assertEquals(1, breaker.opened());
-        breaker.close();
-    }
-
-    @Test
-    void optionsRefuseNonsense() {
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> ClassifierClient.Options.DEFAULTS.withAttempts(0));
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> ClassifierClient.Options.DEFAULTS.withTimeout(Duration.ZERO));
     }
 }

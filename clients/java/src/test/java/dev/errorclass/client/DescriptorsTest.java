@@ -68,6 +68,69 @@ class DescriptorsTest {
         assertEquals(Facts.MAX_MESSAGE_CHARS, deep.getMessage().length());
     }
 
+    @Test
+    void limitsCountCodePointsAndStripTheSpecsWhitespace() {
+        String emoji = "\uD83D\uDE00"; // one character, two UTF-16 units
+        ExceptionDescriptor d = Descriptors.from(new RuntimeException(emoji.repeat(Facts.MAX_MESSAGE_CHARS + 1)),
+                Origin.ORIGIN_PROVIDER, "\u00a0OpenAI\u0085");
+        assertEquals(Facts.MAX_MESSAGE_CHARS, d.getMessage().codePointCount(0, d.getMessage().length()));
+        assertEquals(2 * Facts.MAX_MESSAGE_CHARS, d.getMessage().length(), "a cut never splits a surrogate pair");
+        assertEquals("openai", d.getProvider(), "U+00A0 and U+0085 are whitespace to the service (String.strip keeps them)");
+        ExceptionDescriptor lone = Descriptors.from(new RuntimeException("bad \uD800 text"), Origin.ORIGIN_PROVIDER, "");
+        assertEquals("bad \uFFFD text", lone.getMessage());
+    }
+
+    @Test
+    void validateNamesEveryRefusedFieldAsTheServiceDoes() {
+        ExceptionDescriptor bad = ExceptionDescriptor.newBuilder().setType(" ").setHttpStatus(42)
+                .addCauses(dev.errorclass.v1.Cause.newBuilder().setType("ok")).addCauses(dev.errorclass.v1.Cause.newBuilder().setType("\u3000"))
+                .build();
+        InvalidDescriptorException e = org.junit.jupiter.api.Assertions.assertThrows(InvalidDescriptorException.class,
+                () -> Descriptors.validate(bad));
+        assertEquals(List.of("descriptor.type", "descriptor.causes[1].type", "descriptor.http_status"),
+                e.violations().stream().map(InvalidDescriptorException.FieldViolation::field).toList());
+        assertEquals("python", Descriptors.validate(ExceptionDescriptor.newBuilder().setType("T").setLanguage(" Python ").build()).getLanguage());
+    }
+
+    @Test
+    void runtimeFactsRefuseAValueOutsideTheContractNamingTheFact() {
+        RuntimeFacts.InvalidFactException e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeFacts.InvalidFactException.class,
+                () -> RuntimeFacts.of(java.util.Map.of("stage", "link")));
+        assertEquals("stage", e.fact());
+        assertEquals("legal-hold", RuntimeFacts.veto(" Legal-Hold ").attributes().get(Veto.FACT));
+        assertEquals("run", RuntimeFacts.runTimeLimit().and(RuntimeFacts.reconciled(3)).attributes().get(TimeLimit.FACT));
+        org.junit.jupiter.api.Assertions.assertThrows(RuntimeFacts.InvalidFactException.class, () -> RuntimeFacts.reconciled(-1));
+    }
+
+    /** A raw java.net.http call to a loopback server answering 400 with a body of no envelope. */
+    @Test
+    void anHttpErrorResponseWithABareBody() throws Exception {
+        com.sun.net.httpserver.HttpServer http = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        byte[] body = "{\"code\": \"invalid_prompt\", \"message\": \"Invalid prompt: flagged.\", \"type\": \"invalid_request_error\"}"
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        http.createContext("/", exchange -> {
+            exchange.sendResponseHeaders(400, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        http.start();
+        try {
+            HttpClient client = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).build();
+            HttpResponse<String> response = client.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.getAddress().getPort() + "/v1/responses")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            ExceptionDescriptor d = Descriptors.fromHttpResponse(response, response.body(), Origin.ORIGIN_PROVIDER, "OpenAI");
+            assertEquals(400, d.getHttpStatus());
+            assertEquals("invalid_prompt", d.getCode());
+            assertEquals("400\nInvalid prompt: flagged.", d.getMessage());
+            assertEquals("openai", d.getProvider());
+            assertEquals("java", d.getLanguage());
+        } finally {
+            http.stop(0);
+        }
+    }
+
     /** An SDK-shaped exception, read by reflection as openai-java's OpenAIServiceException is. */
     public static class ServiceException extends RuntimeException {
         public ServiceException(String message) {
@@ -105,20 +168,20 @@ class DescriptorsTest {
                 RuntimeFacts.toolTimeLimit());
         assertEquals("tool", d.getAttributesOrThrow("time_limit"));
         assertEquals("budget", Descriptors.from(new RuntimeException(), Origin.ORIGIN_INTERCEPTOR, "",
-                RuntimeFacts.veto(RuntimeFacts.Veto.BUDGET)).getAttributesOrThrow("veto"));
+                RuntimeFacts.veto(Veto.BUDGET)).getAttributesOrThrow("veto"));
         assertEquals("0", RuntimeFacts.reconciled(0).attributes().get("provider_calls"));
-        assertEquals("compile", RuntimeFacts.stage(RuntimeFacts.Stage.COMPILE).attributes().get("stage"));
+        assertEquals("compile", RuntimeFacts.stage(Stage.COMPILE).attributes().get("stage"));
     }
 
     @Test
     void finishReasons() {
         ExceptionDescriptor d = Descriptors.fromFinishReason("content_filter", "azure", false, "gpt-4o");
-        assertEquals(Descriptors.FINISH_REASON, d.getType());
+        assertEquals(Facts.FINISH_REASON_TYPE, d.getType());
         assertEquals("content_filter", d.getCode());
         assertEquals("gpt-4o", d.getAttributesOrThrow("model"));
         assertNull(Descriptors.fromFinishReason("length", "openai", false, ""));
         assertNull(Descriptors.fromFinishReason("stop", "openai", false, ""));
-        assertEquals(Descriptors.PROMPT_BLOCKED, Descriptors.fromFinishReason("SAFETY", "gemini", true, "").getType());
+        assertEquals(Facts.PROMPT_BLOCKED_TYPE, Descriptors.fromFinishReason("SAFETY", "gemini", true, "").getType());
     }
 
     @Test

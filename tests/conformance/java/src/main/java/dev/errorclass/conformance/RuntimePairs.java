@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.errorclass.client.Descriptors;
 import dev.errorclass.client.RuntimeFacts;
+import dev.errorclass.client.Stage;
+import dev.errorclass.client.Veto;
 import dev.errorclass.v1.Origin;
 import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
@@ -246,13 +248,13 @@ public final class RuntimePairs {
                 }
             }), Origin.ORIGIN_GUARD, RuntimeFacts.NONE);
             // An interceptor's deliberate veto: the application's own exception type.
-            case "java.interceptor-veto::veto.budget" -> env -> veto(RuntimeFacts.Veto.BUDGET);
-            case "java.interceptor-veto::veto.quota" -> env -> veto(RuntimeFacts.Veto.QUOTA);
-            case "java.interceptor-veto::veto.policy" -> env -> veto(RuntimeFacts.Veto.POLICY);
+            case "java.interceptor-veto::veto.budget" -> env -> veto(Veto.BUDGET);
+            case "java.interceptor-veto::veto.quota" -> env -> veto(Veto.QUOTA);
+            case "java.interceptor-veto::veto.policy" -> env -> veto(Veto.POLICY);
             // The agent definition failing to parse.
             case "java.jackson-parse::definition.syntax" -> env -> new Raised(
                     caught(() -> Worker.JSON.readTree("{\"name\": \"triage\",}")),
-                    Origin.ORIGIN_RUNTIME, RuntimeFacts.stage(RuntimeFacts.Stage.PARSE));
+                    Origin.ORIGIN_RUNTIME, RuntimeFacts.stage(Stage.PARSE));
             // Reconciliation of an orphaned run: its worker process is gone.
             case "java.process-handle::reconcile.vanished" -> env -> reconciled(0);
             case "java.process-handle::reconcile.after-provider" -> env -> reconciled(3);
@@ -260,7 +262,7 @@ public final class RuntimePairs {
         };
     }
 
-    static Raised veto(RuntimeFacts.Veto why) {
+    static Raised veto(Veto why) {
         return new Raised(caught(() -> {
             throw new IllegalStateException("next step declined by the interceptor");
         }), Origin.ORIGIN_INTERCEPTOR, RuntimeFacts.veto(why));
