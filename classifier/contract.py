@@ -80,6 +80,10 @@ class RuntimeFact:
     values: tuple[str, ...] = ()
     open: bool = False
     count: bool = False
+    decisive: bool = True
+    """The runtime states it about the whole failure, so a rule that reads it decides over
+    evidence from the exception (docs/rules.md, "Precedence"): whatever surfaced when the
+    run's deadline fired, it is the deadline that decided the failure."""
     meaning: str = ""
 
 
@@ -103,6 +107,13 @@ RUNTIME_FACTS: tuple[RuntimeFact, ...] = (
         "stage",
         ("load", "parse", "compile", "validate"),
         meaning="the runtime failed on the agent definition, at this stage",
+    ),
+    RuntimeFact(
+        "refused_by",
+        ("breaker", "rate_limiter", "concurrency_limit", "quota", "budget"),
+        meaning="the runtime's own guard refused the call before it was made: its circuit "
+        "breaker for the provider (ProviderUnavailable), its rate limiter, concurrency cap or "
+        "quota (QuotaExceeded), its budget (BudgetExceeded), whatever the exception's type",
     ),
     RuntimeFact(
         "provider_calls",
@@ -157,3 +168,35 @@ and a large one is not an error body."""
 FINISH_REASON_MESSAGE = "The {provider} response ended with the failure finish reason {reason}."
 PROMPT_BLOCKED_MESSAGE = "The {provider} API blocked the prompt ({reason})."
 """The descriptor's message for each, word for word in every client."""
+
+HEADER_ATTRIBUTE_PREFIX = "http.response.header."
+"""A provider's response header kept as evidence is the attribute of this prefix and the
+header's name in lower case (OpenTelemetry's `http.response.header.<key>`)."""
+EVIDENCE_HEADERS: tuple[str, ...] = (
+    "retry-after",
+    "retry-after-ms",
+    "x-ms-retry-after-ms",
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+    "anthropic-ratelimit-input-tokens-reset",
+    "anthropic-ratelimit-output-tokens-reset",
+    "date",
+)
+"""The response headers a client keeps from a provider's error: when to retry (seconds or
+an HTTP date, milliseconds, OpenAI's `6m0s` resets, Anthropic's RFC 3339 resets), and the
+provider's own clock (`date`), against which a date is read. No other header is kept."""
+GOOGLE_DETAIL_ATTRIBUTES: dict[str, tuple[str, str]] = {
+    "google.rpc.retry_info.retry_delay": ("type.googleapis.com/google.rpc.RetryInfo", "retryDelay"),
+    "google.rpc.error_info.reason": ("type.googleapis.com/google.rpc.ErrorInfo", "reason"),
+    "google.rpc.quota_failure.quota_id": (
+        "type.googleapis.com/google.rpc.QuotaFailure",
+        "violations[0].quotaId",
+    ),
+}
+"""What a Google error body's `error.details` says, kept as attributes: the delay RetryInfo
+asks for (`25s`), ErrorInfo's reason (`API_KEY_INVALID`), the first QuotaFailure
+violation's quota (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`, a daily quota)."""
+MAX_EVIDENCE_CHARS = 256
+"""Each kept header or detail value is cut to this many characters."""

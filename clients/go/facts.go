@@ -89,6 +89,7 @@ const (
 	factTimeLimit     = "time_limit"
 	factVeto          = "veto"
 	factStage         = "stage"
+	factRefusedBy     = "refused_by"
 	factProviderCalls = "provider_calls"
 )
 
@@ -117,6 +118,18 @@ const (
 	StageValidate = "validate"
 )
 
+// The values of refused_by the service gives a meaning: the runtime's own guard refused
+// the call before it was made: its circuit breaker for the provider
+// (ProviderUnavailable), its rate limiter, concurrency cap or quota (QuotaExceeded),
+// its budget (BudgetExceeded), whatever the exception's type.
+const (
+	RefusedByBreaker          = "breaker"
+	RefusedByRateLimiter      = "rate_limiter"
+	RefusedByConcurrencyLimit = "concurrency_limit"
+	RefusedByQuota            = "quota"
+	RefusedByBudget           = "budget"
+)
+
 // runtimeFacts is the contract's vocabulary in its order (the first refused fact is
 // the one named): a closed fact takes its values, an open one also a word
 // (openFactPattern), a count a whole number.
@@ -124,6 +137,7 @@ var runtimeFacts = []runtimeFact{
 	{name: factTimeLimit, values: []string{TimeLimitTool, TimeLimitRun}},
 	{name: factVeto, values: []string{VetoBudget, VetoQuota, VetoPolicy}, open: true},
 	{name: factStage, values: []string{StageLoad, StageParse, StageCompile, StageValidate}},
+	{name: factRefusedBy, values: []string{RefusedByBreaker, RefusedByRateLimiter, RefusedByConcurrencyLimit, RefusedByQuota, RefusedByBudget}},
 	{name: factProviderCalls, count: true},
 }
 

@@ -71,6 +71,7 @@ func DescribeBlockedPrompt(reason, provider, model string, opts ...DescribeOptio
 
 func describeReason(reason, provider, model string, blocked bool, opts *describeConfig) *errorclassv1.ExceptionDescriptor {
 	reason = strip(reason)
+	provider = strings.ToLower(strip(provider))
 	var kind, template string
 	switch {
 	case blocked && slices.Contains(notBlocked, reason):
@@ -109,7 +110,8 @@ const maxResponseDepth = 6
 // OpenAI's choices[].finish_reason and a choices[].message.refusal; the Responses API's
 // incomplete_details.reason and an output message's refusal part; Anthropic's
 // stop_reason and a message_delta event's delta.stop_reason; Bedrock's stopReason and a
-// messageStop event's stopReason. A list is a stream's chunks or events, read in order.
+// messageStop event's stopReason; then an object's `response` (a Responses API stream
+// event). A list is a stream's chunks or events, read in order.
 //
 // response is the body as JSON ([]byte, json.RawMessage or a string), a decoded value
 // (map[string]any, []any), an SDK's response with RawJSON() (openai-go's ChatCompletion
@@ -232,7 +234,14 @@ func walkReasons(response any, depth int, found func(api, reason string, blocked
 	if say("bedrock", field(r, "stopReason", "StopReason"), false) {
 		return true
 	}
-	return say("bedrock", field(object(field(r, "messageStop")), "stopReason"), false)
+	if say("bedrock", field(object(field(r, "messageStop")), "stopReason"), false) {
+		return true
+	}
+	// A Responses API stream event (response.incomplete) carries the response itself.
+	if inner, ok := field(r, "response").(map[string]any); ok {
+		return walkReasons(inner, depth+1, found)
+	}
+	return false
 }
 
 // field is the first of names present (and not null) in r.

@@ -26,6 +26,7 @@ const NOT_BLOCKED = new Set(FAILURES.not_blocked);
 // failure but those saying nothing was blocked; otherwise only the failure reasons are.
 function descriptorFromFinishReason(reason, { provider = '', promptBlocked = false, model = '', attributes } = {}) {
   const name = typeof reason === 'string' ? strip(reason) : '';
+  provider = typeof provider === 'string' ? strip(provider).toLowerCase() : '';
   let type;
   let template;
   if (promptBlocked) {
@@ -110,6 +111,9 @@ function* finishReasons(response, depth) {
   yield* finishReasons(field(response, 'stream'), depth + 1);
   // The AI SDK: the provider's own reason (finishReason is the SDK's unified one)
   yield at('', field(response, 'rawFinishReason'));
+  // A Responses API stream event (response.incomplete) carries the response itself
+  const inner = field(response, 'response');
+  if (inner && typeof inner === 'object' && !Array.isArray(inner)) yield* finishReasons(inner, depth + 1);
 }
 
 function field(obj, ...names) {

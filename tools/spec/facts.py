@@ -67,6 +67,7 @@ def facts() -> dict[str, Any]:
                 "values": list(f.values),
                 "open": f.open,
                 "count": f.count,
+                "decisive": f.decisive,
                 "meaning": f.meaning,
             }
             for f in contract.RUNTIME_FACTS
@@ -81,6 +82,15 @@ def facts() -> dict[str, Any]:
             "not_blocked": list(contract.NOT_BLOCKED),
             "finish_reason_message": contract.FINISH_REASON_MESSAGE,
             "prompt_blocked_message": contract.PROMPT_BLOCKED_MESSAGE,
+        },
+        "evidence": {
+            "header_attribute_prefix": contract.HEADER_ATTRIBUTE_PREFIX,
+            "headers": list(contract.EVIDENCE_HEADERS),
+            "google_details": {
+                name: {"type_url": type_url, "field": path}
+                for name, (type_url, path) in contract.GOOGLE_DETAIL_ATTRIBUTES.items()
+            },
+            "max_chars": contract.MAX_EVIDENCE_CHARS,
         },
         "descriptor_file": {"type_words": JSON_TYPE_WORDS, "max_shown": MAX_SHOWN},
     }

@@ -69,6 +69,8 @@ public final class Facts {
     public static final String FACT_VETO = "veto";
     /** The runtime fact {@code stage}: the runtime failed on the agent definition, at this stage. */
     public static final String FACT_STAGE = "stage";
+    /** The runtime fact {@code refused_by}: the runtime's own guard refused the call before it was made: its circuit breaker for the provider (ProviderUnavailable), its rate limiter, concurrency cap or quota (QuotaExceeded), its budget (BudgetExceeded), whatever the exception's type. */
+    public static final String FACT_REFUSED_BY = "refused_by";
     /** The runtime fact {@code provider_calls}: how many provider calls the run had answered when reconciliation found it gone. */
     public static final String FACT_PROVIDER_CALLS = "provider_calls";
 
@@ -84,6 +86,8 @@ public final class Facts {
                     "an interceptor declined the next step on purpose (the run pauses)"),
             new RuntimeFact("stage", List.of("load", "parse", "compile", "validate"), false, false,
                     "the runtime failed on the agent definition, at this stage"),
+            new RuntimeFact("refused_by", List.of("breaker", "rate_limiter", "concurrency_limit", "quota", "budget"), false, false,
+                    "the runtime's own guard refused the call before it was made: its circuit breaker for the provider (ProviderUnavailable), its rate limiter, concurrency cap or quota (QuotaExceeded), its budget (BudgetExceeded), whatever the exception's type"),
             new RuntimeFact("provider_calls", List.of(), false, true,
                     "how many provider calls the run had answered when reconciliation found it gone"));
 

@@ -23,6 +23,7 @@ import java.util.List;
  *       {@code delta.stop_reason};
  *   <li>Bedrock Converse: {@code stopReason}, and a {@code messageStop} event's
  *       {@code stopReason}.
+ *   <li>Then an object's {@code response} (a Responses API stream event).
  * </ul>
  *
  * <p>A JSON array is a stream's chunks or events, read in order. The provider is the caller's,
@@ -105,6 +106,11 @@ final class Responses {
         JsonObject stop = Json.object(r, "messageStop");
         if (stop != null) {
             out.add(new Reason("bedrock", Json.text(stop.get("stopReason")), false, model));
+        }
+        // A Responses API stream event (response.incomplete) carries the response itself.
+        JsonObject inner = Json.object(r, "response");
+        if (inner != null) {
+            collect(inner, depth + 1, out);
         }
     }
 
