@@ -7,12 +7,14 @@ swap one for another in a single reference assignment.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from classifier.answer import Action, Classification
 from classifier.engine.conditions import Condition, Test, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
+from classifier.engine.retry_after import DEFAULT_CAP
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
 
@@ -31,6 +33,8 @@ class Outcome:
     action: Action
     effect: Effect
     retryable: bool
+    retry_after_cap: dt.timedelta | None = None
+    """The rule's own cap on an advised wait (None: the ruleset's)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -165,13 +169,27 @@ class Ruleset:
     """The actions the top layer's catalog defines (None: every action is its own)."""
     disabled: tuple[DisabledRule, ...] = ()
     overridden: tuple[OverriddenRule, ...] = ()
+    retry_after_cap: dt.timedelta = DEFAULT_CAP
+    """The longest wait an answer advises, unless its rule sets its own cap."""
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
     """The Unknown answer for each reason (no match, conflict)."""
+    caps: dict[str, dt.timedelta] = field(init=False, repr=False, compare=False)
+    """Each retryable rule's cap on an advised wait, by rule id (its own, else the
+    ruleset's); a rule that is not retryable is not here, and no wait is advised for it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "answers", {r: self._answer(r) for r in self.rules})
+        object.__setattr__(
+            self,
+            "caps",
+            {
+                r.id: r.outcome.retry_after_cap or self.retry_after_cap
+                for r in self.rules
+                if r.outcome.retryable
+            },
+        )
         object.__setattr__(
             self,
             "unknown",

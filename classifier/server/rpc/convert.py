@@ -18,7 +18,7 @@ from typing import cast
 import classifier
 from classifier import limits
 from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.answer import Action, Classification, Explanation, RuleVerdict
+from classifier.answer import Action, Classification, Explanation, RetryAfter, RuleVerdict
 from classifier.descriptor import (
     CAUSE_FIELDS,
     FIELD_NAMES,
@@ -84,7 +84,7 @@ class Responses:
         self, c: Classification, descriptor: Descriptor | None = None
     ) -> pb.ClassifyResponse:
         """The response for an answer (a fresh message: the caller may change it)."""
-        if c.explanation is not None:
+        if c.explanation is not None or c.retry_after is not None:
             return _build_response(c, descriptor)
         entry = self._built.get(id(c))
         if entry is None or entry[0] is not c:
@@ -100,7 +100,7 @@ class Responses:
         built = self._built
         pieces = []
         for c, d in answers:
-            if c.explanation is not None:
+            if c.explanation is not None or c.retry_after is not None:
                 explained = pb.ClassifyBatchResponse(responses=[_build_response(c, d)])
                 pieces.append(explained.SerializeToString())
                 continue
@@ -141,10 +141,26 @@ def _build_response(c: Classification, descriptor: Descriptor | None) -> pb.Clas
         ruleset_digest=c.ruleset_digest,
         unknown_reason=cast(pb.UnknownReason, int(c.unknown_reason)),
     )
+    if c.retry_after is not None:
+        _set_retry_after(response, c.retry_after)
     if c.explanation is not None:
         text = render_explanation(shortened(descriptor), c) if descriptor is not None else ""
         response.explanation.CopyFrom(explanation_to_proto(c.explanation, capped(text)))
     return response
+
+
+def _set_retry_after(response: pb.ClassifyResponse, advice: RetryAfter) -> None:
+    """THE PLACE TO FILL when ClassifyResponse gains `google.protobuf.Duration retry_after`
+    and `string retry_after_source` (issue 33, after the client move):
+
+        response.retry_after.FromTimedelta(advice.delay)
+        response.retry_after_source = advice.source
+
+    Until then the wait reaches the decision log, explain and `classifier classify`, not
+    the wire. An answer with a wait is never one of the prebuilt responses (the wait is
+    the descriptor's, not the rule's), so whatever is set here is set on a fresh message.
+    """
+    del response, advice
 
 
 def _cut(text: str, limit: int = limits.MAX_EXPLAINED_TEXT_CHARS) -> str:
