@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from classifier.taxonomy import Effect, ErrorClass, Retry, UnknownReason
+from classifier.taxonomy import Effect, ErrorClass, UnknownReason
 
 NO_TYPE_DEPTH = -1
 """`RuleMatch.type_depth` of a rule without a type condition (on the wire too)."""
@@ -28,8 +28,6 @@ class Action:
     id: str
     summary: str
     runbook_url: str = ""
-    retry: Retry = Retry.may
-    """Whether a retry can help when this is the advice (the catalog's `retry:`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,6 +75,8 @@ class Compilation:
     stack: StackSource
     diagnostics: tuple[Diagnostic, ...]
     actions: Mapping[str, Action] = field(default_factory=dict)
+    action_retry: Mapping[str, Retry] = field(default_factory=dict)
+    """Whether a retry can help, per action id (the catalog's `retry:`)."""
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     own_actions: frozenset[str] = frozenset()
     defaults: Mapping[ErrorClass, Outcome] | None = None
@@ -135,6 +137,7 @@ def compile_stack(stack: StackSource) -> Ruleset:
         defaults=dict(c.defaults),
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
+        action_retry=dict(c.action_retry),
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         action_locations=c.action_locations,
         class_locations=c.class_locations,
@@ -178,6 +181,7 @@ def catalog_stage(c: Compilation) -> Compilation:
     """
     found: list[Diagnostic] = []
     actions: dict[str, Action] = {}
+    retry_of: dict[str, Retry] = {}
     action_at: dict[str, Location] = {}
     classes: dict[ErrorClass, tuple[ClassDefaultDoc, Positions]] = {}
     class_at: dict[ErrorClass, Location] = {}
@@ -201,9 +205,9 @@ def catalog_stage(c: Compilation) -> Compilation:
                 )
                 continue
             here.add(doc.id)
-            below = actions.get(doc.id)
-            retry = Retry(doc.retry) if doc.retry else below.retry if below else Retry.may
-            if below is not None and below.retry is Retry.never and retry is Retry.may:
+            below = retry_of.get(doc.id)
+            retry = Retry(doc.retry) if doc.retry else below or Retry.may
+            if below is Retry.never and retry is Retry.may:
                 found.append(
                     Diagnostic(
                         Code.retry_cannot_help,
@@ -215,7 +219,8 @@ def catalog_stage(c: Compilation) -> Compilation:
                         related=(action_at[doc.id],),
                     )
                 )
-            actions[doc.id] = Action(doc.id, doc.summary, doc.runbook, retry)
+            actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
+            retry_of[doc.id] = retry
             action_at[doc.id] = at.value(("actions", i))
             if numbers[n] == 0:
                 own.add(doc.id)
@@ -231,11 +236,12 @@ def catalog_stage(c: Compilation) -> Compilation:
                 layers[0].catalog_positions.value(("classes",)),
             )
         )
-    defaults, conflict_action = _class_defaults(classes, actions, found)
+    defaults, conflict_action = _class_defaults(classes, actions, retry_of, found)
     return dataclasses.replace(
         c,
         diagnostics=(*c.diagnostics, *found),
         actions=actions,
+        action_retry=retry_of,
         action_locations=action_at,
         own_actions=frozenset(own),
         defaults=defaults if not missing else None,
@@ -248,6 +254,7 @@ def catalog_stage(c: Compilation) -> Compilation:
 def _class_defaults(
     classes: Mapping[ErrorClass, tuple[ClassDefaultDoc, Positions]],
     actions: Mapping[str, Action],
+    retry_of: Mapping[str, Retry],
     found: list[Diagnostic],
 ) -> tuple[dict[ErrorClass, Outcome], Action | None]:
     defaults: dict[ErrorClass, Outcome] = {}
@@ -311,7 +318,7 @@ def _class_defaults(
                 )
             )
         if default.retryable and not unknown:
-            why = cannot_retry(error_class, actions[default.action])
+            why = cannot_retry(error_class, default.action, retry_of)
             if why:
                 invalid = True
                 found.append(
@@ -333,13 +340,13 @@ def _class_defaults(
     return defaults, conflict_action
 
 
-def cannot_retry(error_class: ErrorClass, action: Action) -> str:
+def cannot_retry(error_class: ErrorClass, action_id: str, retry_of: Mapping[str, Retry]) -> str:
     """Why a retry cannot help an answer of this class and action (the taxonomy's `never`
     for the class, the catalog's for the action), or "" when it may."""
     if RETRY[error_class] is Retry.never:
         return f"a retry cannot help a {error_class.name} ({NEVER_RETRY_REASONS[error_class]})"
-    if action.retry is Retry.never:
-        return f"action {action.id} says a retry cannot help (`retry: never`)"
+    if retry_of.get(action_id) is Retry.never:
+        return f"action {action_id} says a retry cannot help (`retry: never`)"
     return ""
 
 
@@ -476,7 +483,7 @@ def _rule(
         return None
     default = defaults[doc.class_]
     action = action or default.action
-    why = cannot_retry(doc.class_, action)
+    why = cannot_retry(doc.class_, action.id, compilation.action_retry)
     if doc.retryable and why:
         fix = (
             f"remove `retryable: true` (no {doc.class_.name} answer is retryable)"

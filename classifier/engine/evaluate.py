@@ -56,9 +56,9 @@ def classify(
     sent no `date` header of its own.
     """
     if tracer is None:
-        return advised(
-            ruleset, descriptor, _decide_fast(ruleset, _first_matches(ruleset, descriptor)), now
-        )
+        result = _decide_fast(ruleset, _first_matches(ruleset, descriptor))
+        # The hot path: a descriptor without attributes carries no retry evidence.
+        return advised(ruleset, descriptor, result, now) if descriptor.attributes else result
     matches = _traced_matches(ruleset.rules, descriptor, tracer)
     top = _top(matches)
     result = _decide(ruleset, top)

@@ -71,6 +71,7 @@ SOURCES: tuple[str, ...] = (
 )
 """Every attribute a wait is read from, in the order of precedence (the resets of one
 provider are one step: the latest wins)."""
+_EVIDENCE = frozenset(SOURCES)
 
 
 def utc_now() -> dt.datetime:
@@ -86,7 +87,7 @@ def retry_after(
     that is not); `now` is read only when a date must be turned into a wait and the
     provider sent no readable `date`.
     """
-    if not attributes:
+    if not attributes or _EVIDENCE.isdisjoint(attributes):
         return None
     clock = _Clock(attributes, now)
     found = (

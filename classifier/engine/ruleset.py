@@ -16,7 +16,7 @@ from classifier.engine.conditions import Condition, Test, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
 from classifier.engine.retry_after import DEFAULT_CAP
 from classifier.location import Location
-from classifier.taxonomy import Effect, ErrorClass, UnknownReason
+from classifier.taxonomy import Effect, ErrorClass, Retry, UnknownReason
 
 Rank = tuple[bool, int, int, int, int]
 """(fallback, type depth, -condition count, -priority, layer): the smallest wins."""
@@ -159,6 +159,9 @@ class Ruleset:
     conflict_action: Action
     """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""
     actions: dict[str, Action] = field(default_factory=dict)
+    action_retry: Mapping[str, Retry] = field(default_factory=dict)
+    """Whether a retry can help when an action is the advice (the catalog's `retry:`):
+    every retryable answer's action says `may` (the compiler refuses otherwise)."""
     loaded_at: str = ""
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
