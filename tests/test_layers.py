@@ -17,6 +17,7 @@ LAYERS = [
     "source",
     "engine",
     "lint",
+    "bundle",
     "regress",
     "unknowns",
     "batch",
