@@ -248,7 +248,9 @@ class SignatureDoc(_Doc):
 
     key_id: str
     """The first 16 hex digits of SHA-256 over the public key's DER SubjectPublicKeyInfo."""
-    algorithm: Literal["ed25519"]
+    algorithm: str
+    """`ed25519`; a verifier skips an entry of an algorithm it does not know (so a later
+    algorithm can sign beside this one)."""
     signature: str
     """The 64-byte Ed25519 signature, standard base64."""
 
