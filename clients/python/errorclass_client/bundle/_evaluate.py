@@ -167,6 +167,13 @@ class Normaliser:
                 raise ValueError("descriptor.code: past its limit")
         if max(len(d.language), len(d.provider)) > lim["MAX_LABEL_CHARS"]:
             raise ValueError("descriptor.language/provider: past its limit")
+        attributes = d.attributes or {}
+        if len(attributes) > lim["MAX_ATTRIBUTES"] or any(
+            not 0 < len(k) <= lim["MAX_ATTRIBUTE_KEY_CHARS"]
+            or len(v) > lim["MAX_ATTRIBUTE_VALUE_CHARS"]
+            for k, v in attributes.items()
+        ):
+            raise ValueError("descriptor.attributes: past a limit, or an empty key")
 
 
 def _is_set(value: Any) -> bool:
