@@ -36,6 +36,9 @@ SCHEMAS: dict[str, tuple[Any, str]] = {
     "signatures": (SignaturesDoc, "a bundle's signatures (bundle sign)"),
 }
 """Each schema's name, the model it is generated from, and the files it describes."""
+WRITTEN_BY_HAND = ("rules", "manifest", "catalog", "cases", "descriptor")
+"""The formats people write, which an editor checks through a modeline; bundles and their
+signatures are written by `classifier bundle` and checked by their readers."""
 
 FOLDER = Path(__file__).resolve().parent.parent / "schemas"
 """Where the package keeps the generated schemas."""

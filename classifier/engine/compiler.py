@@ -30,6 +30,7 @@ import re2
 
 from classifier.answer import Action
 from classifier.codes import Code, info
+from classifier.engine import portable
 from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
@@ -40,7 +41,6 @@ from classifier.engine.conditions import (
     TypeIs,
     weight,
 )
-from classifier.engine import portable
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
 from classifier.engine.ruleset import (

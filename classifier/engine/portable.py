@@ -160,7 +160,8 @@ class _Scanner:
             return self._push(m.end(), caseless)
         m = re.compile(r"\(\?P?<([^>]*)>").match(p, i)
         if m is None:  # (?: or anything RE2 accepted that we do not name
-            return self._push(p.index(":", i) + 1 if p.startswith("(?:", i) else i + 2, self.caseless)
+            after = i + 3 if p.startswith("(?:", i) else i + 2
+            return self._push(after, self.caseless)
         name = m.group(1)
         if not _GROUP_NAME.fullmatch(name):
             return (
