@@ -18,6 +18,7 @@ LAYERS = [
     "source",
     "engine",
     "lint",
+    "bundle",
     "regress",
     "unknowns",
     "batch",

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from classifier import version
 from classifier.cli import (
+    bundle,
     check,
     classify,
     diff,
@@ -37,6 +38,7 @@ COMMANDS = (
     ruleset,
     schema,
     init,
+    bundle,
 )
 
 

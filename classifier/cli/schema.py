@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from classifier.bundle.format import BundleDoc, SignaturesDoc
 from classifier.cli.options import Exit, add_command
 from classifier.regress.cases import CaseFileDoc
 from classifier.source.descriptor_file import DescriptorFile
@@ -31,8 +32,13 @@ SCHEMAS: dict[str, tuple[Any, str]] = {
     "catalog": (CatalogDoc, "actions.yaml"),
     "cases": (CaseFileDoc, "*.cases.yaml"),
     "descriptor": (DescriptorFile, "a descriptor file (classify, explain)"),
+    "bundle": (BundleDoc, "a ruleset bundle (bundle build)"),
+    "signatures": (SignaturesDoc, "a bundle's signatures (bundle sign)"),
 }
 """Each schema's name, the model it is generated from, and the files it describes."""
+WRITTEN_BY_HAND = ("rules", "manifest", "catalog", "cases", "descriptor")
+"""The formats people write, which an editor checks through a modeline; bundles and their
+signatures are written by `classifier bundle` and checked by their readers."""
 
 FOLDER = Path(__file__).resolve().parent.parent / "schemas"
 """Where the package keeps the generated schemas."""
@@ -72,7 +78,7 @@ def add_parser(sub: Any) -> None:
     p = add_command(
         sub,
         "schema",
-        help="list the JSON Schemas of rule, manifest, catalog, case and descriptor files",
+        help="list the JSON Schemas of rule, manifest, catalog, case, descriptor and bundle files",
         description="List the JSON Schemas editors check the classifier's files with (VS Code "
         "and others with the YAML language server), or copy them into a folder of your "
         "repository with --out.",

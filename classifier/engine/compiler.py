@@ -6,7 +6,8 @@ diagnostics instead of stopping, so an author sees every problem in one run:
 
     catalog      action ids unique; class defaults name known actions and possible effects
     rule_ids     rule ids unique across the ruleset
-    rules        action and effect resolved; conditions built; RE2 patterns compiled
+    rules        action and effect resolved; conditions built; RE2 patterns compiled, and
+                 refused unless every client's RE2 reads them alike (engine/portable.py)
     index        candidate lookup by type name, fallbacks apart; a bucket of many rules split
                  by a plain field
 
@@ -29,6 +30,7 @@ import re2
 
 from classifier.answer import Action
 from classifier.codes import Code, info
+from classifier.engine import portable
 from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
@@ -545,11 +547,21 @@ def _pattern(text: str, path: tuple[str | int, ...], problem: Problem) -> Any:
         )
         return None
     try:
-        return re2.compile(text, _RE2_OPTIONS)
+        compiled = re2.compile(text, _RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         problem(Code.invalid_pattern, pattern_message(text, reason), *path)
         return None
+    not_portable = portable.problem(text)
+    if not_portable is not None:
+        problem(
+            Code.non_portable_pattern,
+            f"the pattern `{flow(text)}` would not match the same messages in every client: "
+            f"{not_portable}; {doc_pointer(info(Code.non_portable_pattern).anchor)}",
+            *path,
+        )
+        return None
+    return compiled
 
 
 _RE2_HINTS = (
