@@ -1,3 +1,7 @@
+import datetime
+
+from google.protobuf import duration_pb2 as _duration_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
@@ -158,7 +162,7 @@ class ClassifyRequest(_message.Message):
     def __init__(self, descriptor: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., explain: _Optional[bool] = ..., explain_rule: _Optional[str] = ...) -> None: ...
 
 class ClassifyResponse(_message.Message):
-    __slots__ = ("error_class", "class_name", "action", "effect", "retryable", "rule_id", "ruleset_version", "ruleset_digest", "unknown_reason", "explanation")
+    __slots__ = ("error_class", "class_name", "action", "effect", "retryable", "rule_id", "ruleset_version", "ruleset_digest", "unknown_reason", "explanation", "retry_after", "retry_after_source")
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     CLASS_NAME_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
@@ -169,6 +173,8 @@ class ClassifyResponse(_message.Message):
     RULESET_DIGEST_FIELD_NUMBER: _ClassVar[int]
     UNKNOWN_REASON_FIELD_NUMBER: _ClassVar[int]
     EXPLANATION_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_FIELD_NUMBER: _ClassVar[int]
+    RETRY_AFTER_SOURCE_FIELD_NUMBER: _ClassVar[int]
     error_class: RunErrorClass
     class_name: str
     action: Action
@@ -179,7 +185,9 @@ class ClassifyResponse(_message.Message):
     ruleset_digest: str
     unknown_reason: UnknownReason
     explanation: Explanation
-    def __init__(self, error_class: _Optional[_Union[RunErrorClass, str]] = ..., class_name: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., effect: _Optional[_Union[RunEffect, str]] = ..., retryable: _Optional[bool] = ..., rule_id: _Optional[str] = ..., ruleset_version: _Optional[str] = ..., ruleset_digest: _Optional[str] = ..., unknown_reason: _Optional[_Union[UnknownReason, str]] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ...) -> None: ...
+    retry_after: _duration_pb2.Duration
+    retry_after_source: str
+    def __init__(self, error_class: _Optional[_Union[RunErrorClass, str]] = ..., class_name: _Optional[str] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., effect: _Optional[_Union[RunEffect, str]] = ..., retryable: _Optional[bool] = ..., rule_id: _Optional[str] = ..., ruleset_version: _Optional[str] = ..., ruleset_digest: _Optional[str] = ..., unknown_reason: _Optional[_Union[UnknownReason, str]] = ..., explanation: _Optional[_Union[Explanation, _Mapping]] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., retry_after_source: _Optional[str] = ...) -> None: ...
 
 class Explanation(_message.Message):
     __slots__ = ("matches", "winner_rule_id", "decisions", "near_misses", "text", "rule_verdict")
@@ -288,7 +296,7 @@ class GetRulesetRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RulesetInfo(_message.Message):
-    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate", "layers", "classifier_version")
+    __slots__ = ("name", "version", "digest", "rule_count", "loaded_at", "source", "description", "last_reload", "candidate", "layers", "classifier_version", "bundle_digest", "bundle_signed")
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     DIGEST_FIELD_NUMBER: _ClassVar[int]
@@ -300,6 +308,8 @@ class RulesetInfo(_message.Message):
     CANDIDATE_FIELD_NUMBER: _ClassVar[int]
     LAYERS_FIELD_NUMBER: _ClassVar[int]
     CLASSIFIER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_SIGNED_FIELD_NUMBER: _ClassVar[int]
     name: str
     version: str
     digest: str
@@ -311,7 +321,9 @@ class RulesetInfo(_message.Message):
     candidate: RulesetInfo
     layers: _containers.RepeatedCompositeFieldContainer[RulesetLayer]
     classifier_version: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[RulesetLayer, _Mapping]]] = ..., classifier_version: _Optional[str] = ...) -> None: ...
+    bundle_digest: str
+    bundle_signed: bool
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., digest: _Optional[str] = ..., rule_count: _Optional[int] = ..., loaded_at: _Optional[str] = ..., source: _Optional[str] = ..., description: _Optional[str] = ..., last_reload: _Optional[_Union[ReloadStatus, _Mapping]] = ..., candidate: _Optional[_Union[RulesetInfo, _Mapping]] = ..., layers: _Optional[_Iterable[_Union[RulesetLayer, _Mapping]]] = ..., classifier_version: _Optional[str] = ..., bundle_digest: _Optional[str] = ..., bundle_signed: _Optional[bool] = ...) -> None: ...
 
 class RulesetLayer(_message.Message):
     __slots__ = ("name", "version", "digest", "source")
@@ -362,3 +374,49 @@ class ClassInfo(_message.Message):
     default_effect: RunEffect
     default_retryable: bool
     def __init__(self, error_class: _Optional[_Union[RunErrorClass, str]] = ..., name: _Optional[str] = ..., description: _Optional[str] = ..., default_action: _Optional[_Union[Action, _Mapping]] = ..., default_effect: _Optional[_Union[RunEffect, str]] = ..., default_retryable: _Optional[bool] = ...) -> None: ...
+
+class GetBundleRequest(_message.Message):
+    __slots__ = ("if_none_match",)
+    IF_NONE_MATCH_FIELD_NUMBER: _ClassVar[int]
+    if_none_match: str
+    def __init__(self, if_none_match: _Optional[str] = ...) -> None: ...
+
+class GetBundleResponse(_message.Message):
+    __slots__ = ("bundle", "signatures", "bundle_digest", "ruleset_digest", "signed", "unchanged")
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURES_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    RULESET_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SIGNED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    bundle: bytes
+    signatures: bytes
+    bundle_digest: str
+    ruleset_digest: str
+    signed: bool
+    unchanged: bool
+    def __init__(self, bundle: _Optional[bytes] = ..., signatures: _Optional[bytes] = ..., bundle_digest: _Optional[str] = ..., ruleset_digest: _Optional[str] = ..., signed: _Optional[bool] = ..., unchanged: _Optional[bool] = ...) -> None: ...
+
+class ReportedDecision(_message.Message):
+    __slots__ = ("descriptor", "answer", "bundle_digest", "decided_at")
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_AT_FIELD_NUMBER: _ClassVar[int]
+    descriptor: ExceptionDescriptor
+    answer: ClassifyResponse
+    bundle_digest: str
+    decided_at: _timestamp_pb2.Timestamp
+    def __init__(self, descriptor: _Optional[_Union[ExceptionDescriptor, _Mapping]] = ..., answer: _Optional[_Union[ClassifyResponse, _Mapping]] = ..., bundle_digest: _Optional[str] = ..., decided_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ReportDecisionsRequest(_message.Message):
+    __slots__ = ("decisions",)
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    decisions: _containers.RepeatedCompositeFieldContainer[ReportedDecision]
+    def __init__(self, decisions: _Optional[_Iterable[_Union[ReportedDecision, _Mapping]]] = ...) -> None: ...
+
+class ReportDecisionsResponse(_message.Message):
+    __slots__ = ("accepted",)
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    accepted: int
+    def __init__(self, accepted: _Optional[int] = ...) -> None: ...

@@ -61,6 +61,16 @@ class ErrorClassifierStub:
                 request_serializer=errorclass_dot_v1_dot_classifier__pb2.ListClassesRequest.SerializeToString,
                 response_deserializer=errorclass_dot_v1_dot_classifier__pb2.ListClassesResponse.FromString,
                 _registered_method=True)
+        self.GetBundle = channel.unary_unary(
+                '/errorclass.v1.ErrorClassifier/GetBundle',
+                request_serializer=errorclass_dot_v1_dot_classifier__pb2.GetBundleRequest.SerializeToString,
+                response_deserializer=errorclass_dot_v1_dot_classifier__pb2.GetBundleResponse.FromString,
+                _registered_method=True)
+        self.ReportDecisions = channel.unary_unary(
+                '/errorclass.v1.ErrorClassifier/ReportDecisions',
+                request_serializer=errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsRequest.SerializeToString,
+                response_deserializer=errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsResponse.FromString,
+                _registered_method=True)
 
 
 class ErrorClassifierServicer:
@@ -107,6 +117,24 @@ class ErrorClassifierServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetBundle(self, request, context):
+        """Returns the serving ruleset as a bundle (docs/bundles.md): the compiled
+        rules, which every client's evaluator runs in process, and the operator's
+        signatures over them. After a reload it returns the new one; a caller
+        that has the serving bundle already gets `unchanged` and no bytes.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportDecisions(self, request, context):
+        """Takes the decisions a client made in process from its bundle, so the
+        decision log, the metrics and the Unknown inbox still see every failure.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ErrorClassifierServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -134,6 +162,16 @@ def add_ErrorClassifierServicer_to_server(servicer, server):
                     servicer.ListClasses,
                     request_deserializer=errorclass_dot_v1_dot_classifier__pb2.ListClassesRequest.FromString,
                     response_serializer=errorclass_dot_v1_dot_classifier__pb2.ListClassesResponse.SerializeToString,
+            ),
+            'GetBundle': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBundle,
+                    request_deserializer=errorclass_dot_v1_dot_classifier__pb2.GetBundleRequest.FromString,
+                    response_serializer=errorclass_dot_v1_dot_classifier__pb2.GetBundleResponse.SerializeToString,
+            ),
+            'ReportDecisions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportDecisions,
+                    request_deserializer=errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsRequest.FromString,
+                    response_serializer=errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -273,6 +311,60 @@ class ErrorClassifier:
             '/errorclass.v1.ErrorClassifier/ListClasses',
             errorclass_dot_v1_dot_classifier__pb2.ListClassesRequest.SerializeToString,
             errorclass_dot_v1_dot_classifier__pb2.ListClassesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBundle(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errorclass.v1.ErrorClassifier/GetBundle',
+            errorclass_dot_v1_dot_classifier__pb2.GetBundleRequest.SerializeToString,
+            errorclass_dot_v1_dot_classifier__pb2.GetBundleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportDecisions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/errorclass.v1.ErrorClassifier/ReportDecisions',
+            errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsRequest.SerializeToString,
+            errorclass_dot_v1_dot_classifier__pb2.ReportDecisionsResponse.FromString,
             options,
             channel_credentials,
             insecure,
