@@ -19,6 +19,7 @@ from classifier.source.documents import parse_origin
 
 KINDS = (
     "error_body",
+    "stream_error",
     "finish_reason",
     "response",
     "runtime_facts",
