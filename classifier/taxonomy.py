@@ -75,6 +75,19 @@ class Origin(IntEnum):
     user = 7
 
 
+ORIGIN_ALIASES: dict[str, str] = {"caller": "user"}
+"""Other names an origin goes by, wherever one is written by name (rules, descriptor files,
+tables, the clients): alias -> the `Origin` member's name."""
+
+
+def origin_named(name: str) -> Origin | None:
+    """The origin a name or alias means (`tool`, `Provider `, `caller`), case and surrounding
+    space aside; None when it means none. The one reading of an origin's name, so every
+    entry point accepts the same spellings."""
+    key = name.strip().lower()
+    return Origin.__members__.get(ORIGIN_ALIASES.get(key, key))
+
+
 class Effect(IntEnum):
     """What the failure does to the run; values match the proto's RunEffect."""
 

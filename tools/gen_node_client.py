@@ -26,9 +26,8 @@ from typing import Any
 from classifier import limits
 from classifier.cli.schema import FOLDER as SCHEMA_FOLDER
 from classifier.cli.schema import file_name
-from classifier.source.documents import ORIGIN_ALIASES
 from classifier.source.messages import MAX_SHOWN
-from classifier.taxonomy import GRPC_CODES, Origin
+from classifier.taxonomy import GRPC_CODES, ORIGIN_ALIASES, Origin
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "examples" / "node"
