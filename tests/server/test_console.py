@@ -618,7 +618,8 @@ def test_hostile_strings_are_escaped_in_every_page_that_shows_one(tmp_path: Path
         text = "".join(tags.text)
         for value in expected[name]:
             assert value in text, (name, value)
-        assert status.startswith("404" if name == "no such rule" else "200"), (name, status)
+        refused = {"no such rule": "404", "explain 0": "400", "explain 2": "400"}
+        assert status.startswith(refused.get(name, "200")), (name, status)
     filtered = _parsed(shown["filtered"][2]).attributes
     assert ("value", ATTRIBUTE + HOSTILE) in filtered  # the filter, whole, in its own field
     rule_field = _parsed(shown["explain 0"][2]).attributes
@@ -776,7 +777,23 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     assert _call(console, "POST", "/console")[0] == "405 Method Not Allowed"
     bad = urllib.parse.urlencode({"descriptor": "type: [unclosed"}).encode()
     status, _, page = _call(console, "POST", "/console/explain", bad)
-    assert status == "200 OK"
+    assert status == "400 Bad Request"
     assert "Not a valid descriptor" in page
+    assert "&lt;form&gt;:1:16: descriptor: yaml_syntax_error:" in page
+    # Each malformed field is named, where it is in the form's text, and the form comes back.
+    wrong = '{"type": "a.B", "http_status": "abc", "origin": "nowhere", "colour": 1}'
+    status, headers, page = _call(
+        console, "POST", "/console/explain", urllib.parse.urlencode({"descriptor": wrong}).encode()
+    )
+    assert status == "400 Bad Request"
+    assert headers["Content-Security-Policy"] == CSP
+    shown = "".join(_parsed(page).text)
+    for named in ("descriptor.http_status", "descriptor.origin", "descriptor.colour"):
+        assert f": {named}: " in shown, named
+    assert wrong in shown  # the form, filled in again
+    no_rule = urllib.parse.urlencode({"descriptor": "type: a.B", "rule": "no.such-rule"})
+    status, _, page = _call(console, "POST", "/console/explain", no_rule.encode())
+    assert status == "400 Bad Request"
+    assert "has no rule &#39;no.such-rule&#39;" in page
     assert explainer.forks == 1  # explained in the explaining process, forked once
     explainer.close()
