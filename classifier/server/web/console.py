@@ -2,10 +2,11 @@
 
     GET  /console          the page: version, the serving ruleset and its layers, the
                            candidate, the last reload (a red banner with every diagnostic
-                           when it failed), every rule with its hits (filtered, paged), the
-                           Unknown share over the last hour, the live Unknowns grouped as
-                           `classifier unknowns` groups them, the shadow's disagreements,
-                           and the explain form
+                           when it failed), every rule with its hits (the top layer's
+                           first; filtered by text and layer, paged), the Unknown share
+                           over the last hour, the live Unknowns grouped as `classifier
+                           unknowns` groups them, the shadow's disagreements, and the
+                           explain form
     GET  /console/rule     one rule: its outcome, conditions, location and hits, and a form
                            to explain a descriptor against it (`classifier explain --rule`)
     POST /console/explain  a descriptor (YAML or JSON) explained, the text exactly as
