@@ -23,6 +23,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from google.protobuf import json_format
+
 import classifier
 from classifier._signals import take as take_early_signals
 from classifier.engine.ruleset import Ruleset
@@ -48,6 +50,7 @@ from classifier.server.reload import (
     load_checked,
     strict_check,
 )
+from classifier.server.rpc import convert
 from classifier.server.rpc.app import (
     DEFAULT_ADDRESS,
     DEFAULT_GRACE_SECONDS,
@@ -228,6 +231,7 @@ class App:
                     reload=self.reload if config.reload_endpoint else None,
                     unknowns=self.sample.lines if self.sample is not None else None,
                     console=self._console(config),
+                    ruleset=self._described,
                 )
                 if config.metrics_address
                 else None
@@ -236,6 +240,13 @@ class App:
             self.server.grpc_server.stop(None)
             self.explainer.close()
             raise
+
+    def _described(self) -> str:
+        """GetRuleset's answer as JSON, for the side port's `GET /-/ruleset`: one answer
+        for both ports, so a tool that only has the admin address (`classifier unknowns
+        --admin-addr`) learns what is served and where from."""
+        info = convert.ruleset_info(self.active, self.candidate)
+        return json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n"
 
     def _console(self, config: ServeConfig) -> Console | None:
         if self.activity is None:
