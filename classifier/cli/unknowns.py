@@ -28,22 +28,23 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command
-from classifier.engine.compiler import load_ruleset
-from classifier.engine.ruleset import Ruleset
 from classifier.errors import RulesetError
-from classifier.regress.corpus import read_corpus
 from classifier.source.library import bundled_library
 from classifier.text import plural
-from classifier.unknowns import proposal_output, propose
-from classifier.unknowns.cluster import Clusterer
-from classifier.unknowns.inbox_report import RENDERERS, Report, assess
-from classifier.unknowns.proof import Checker
-from classifier.unknowns.read import Classified, Record, read, read_lines
+
+if TYPE_CHECKING:
+    from classifier.engine.ruleset import Ruleset
+    from classifier.unknowns.inbox_report import Report
+    from classifier.unknowns.read import Classified, Record
 
 EXIT_OK, EXIT_INVALID = 0, 2
+FORMATS = ("text", "markdown", "json")
+"""`--format`'s choices: the keys of the report's and the proposals' RENDERERS
+(classifier.unknowns.inbox_report, proposal_output; a test checks), named here so that
+parsing the command line does not import the engine."""
 LIVE_PATH = "/-/unknowns"
 RULESET_PATH = "/-/ruleset"
 
@@ -75,7 +76,7 @@ def add_parser(sub: Any) -> None:
         "with --admin-addr: the folder the server serves, when readable here, else the "
         "bundled library)",
     )
-    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--top", type=int, metavar="N", help="show the N largest clusters only")
     p.add_argument(
         "--admin-addr",
@@ -157,6 +158,8 @@ def served_ruleset(address: str) -> tuple[Ruleset, str]:
     line saying which it is: the folder the server serves from when it is readable here
     (what the server answers with), else the bundled library, as other commands default
     to. Raises OSError (and NotAdminPortError) when the server cannot be asked."""
+    from classifier.engine.compiler import load_ruleset
+
     info = fetch_served(address)
     if info is None:
         served, source, digest = "its rules", "", ""
@@ -191,11 +194,15 @@ def served_ruleset(address: str) -> tuple[Ruleset, str]:
 def _live_records(
     args: argparse.Namespace, live: str, errors: list[str]
 ) -> Iterator[Record | Classified]:
+    from classifier.unknowns.read import read_lines
+
     if args.admin_addr:
         yield from read_lines(io.StringIO(live), f"{args.admin_addr}{LIVE_PATH}", errors)
 
 
 def _records(args: argparse.Namespace, errors: list[str]) -> Iterator[Record | Classified]:
+    from classifier.unknowns.read import read
+
     if args.corpus:
         yield from read(args.corpus, errors)
 
@@ -204,6 +211,10 @@ def _propose(
     args: argparse.Namespace, report: Report, ruleset: Ruleset, live: str, errors: list[str]
 ) -> int:
     """Check a draft per cluster against the whole corpus, print them, and write them."""
+    from classifier.regress.corpus import read_corpus
+    from classifier.unknowns import proposal_output, propose
+    from classifier.unknowns.proof import Checker
+
     if args.admin_addr:  # the live sample is read as a corpus file
         with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
             sample = Path(tmp) / "live.jsonl"
@@ -223,6 +234,10 @@ def _propose(
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.engine.compiler import load_ruleset  # when it runs: parsing needs none
+    from classifier.unknowns.cluster import Clusterer
+    from classifier.unknowns.inbox_report import RENDERERS, assess
+
     parser: argparse.ArgumentParser = args.parser
     if args.addr:
         print(

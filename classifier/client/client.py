@@ -42,6 +42,7 @@ from classifier.client import wire
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo
 from classifier.client.breaker import TRIPPING, Breaker
 from classifier.client.python_exception import descriptor_from_exception
+from classifier.defaults import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
 from classifier.descriptor import (
     CAUSE_FIELD_NAMES,
     FIELD_NAMES,
@@ -54,13 +55,6 @@ from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
 
 SERVICE: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
-DEFAULT_TIMEOUT = 0.25
-"""Seconds a call may take unless the client or the call says otherwise. A loopback or
-in-cluster call answers in about a millisecond, with a p99 of a few (docs/performance.md,
-benchmarks/bench_faults.py): a quarter of a second is tens of times that, and still
-short enough that a run's failure handling never waits long on a dead service."""
-DEFAULT_ATTEMPTS = 3
-"""Tries per call when the server is UNAVAILABLE (gRPC's retry policy; 1 turns retries off)."""
 
 
 class ServiceError(ClassifierError):
