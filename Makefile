@@ -11,6 +11,11 @@ RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
+# setuptools warns at every editable install that a folder named like the package in the
+# working directory may shadow it (this repository's own classifier/ is the package): a
+# multi-line banner in `make run` about nothing to act on. Only a warning whose message
+# starts "Editable installation" is silenced; pip's errors and other warnings still show.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation$${PYTHONWARNINGS:+,$$PYTHONWARNINGS}"
 
 .PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
 
@@ -18,14 +23,14 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 $(RUN_STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e .
 	touch $(RUN_STAMP)
 
 # Everything the tests need (it also upgrades a venv `make run` made).
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
 	touch $(STAMP) $(RUN_STAMP)
 
 # Without apt-get or root this says what to install, and the browser tests skip saying it too.

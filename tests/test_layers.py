@@ -12,7 +12,7 @@ from tests.support import ROOT
 PACKAGE = ROOT / "classifier"
 KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
 KERNEL |= {"diagnostic_output", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
-KERNEL |= {"contract"}
+KERNEL |= {"contract", "defaults"}
 LAYERS = [
     "kernel",
     "source",

@@ -44,8 +44,7 @@ from classifier.engine.conditions import (
     TypeIs,
 )
 from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
-from classifier.source.documents import ORIGIN_ALIASES
-from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
+from classifier.taxonomy import ORIGIN_ALIASES, Effect, ErrorClass, Origin, UnknownReason
 
 WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
 """What `str.strip()` removes, which is how the service strips names (clients/spec's

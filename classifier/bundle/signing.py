@@ -31,11 +31,11 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import ValidationError
 
+from classifier import defaults
 from classifier.bundle.format import SignatureDoc, SignaturesDoc
 
 ALGORITHM: Literal["ed25519"] = "ed25519"
-SIGNATURES_SUFFIX = ".sig.json"
-"""Where `bundle sign` writes and `bundle verify` looks by default: BUNDLE + this."""
+SIGNATURES_SUFFIX = defaults.SIGNATURES_SUFFIX
 
 
 class Refusal(StrEnum):

@@ -6,17 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from classifier.answer import Classification, RuleVerdict
 from classifier.cli.options import Exit, add_rules, add_server, client_from, server_failure
-from classifier.client import Answer, ServiceError
 from classifier.descriptor import Descriptor
-from classifier.engine.compiler import load_ruleset
-from classifier.engine.evaluate import classify
-from classifier.engine.explain import explained_text
 from classifier.errors import DescriptorError, RulesetError
-from classifier.source.descriptor_file import read_descriptor
 from classifier.taxonomy import ErrorClass
+
+if TYPE_CHECKING:
+    from classifier.client import Answer
 
 EXITS = {
     Exit.ok: "an answer, Unknown included",
@@ -55,6 +54,11 @@ class Answered:
 def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None) -> Answered | int:
     """The answer for the descriptor file, or the exit status after printing to stderr why
     there is none (a ruleset that does not load is reported before the descriptor is read)."""
+    from classifier.engine.compiler import load_ruleset  # when it runs: parsing needs none
+    from classifier.engine.evaluate import classify
+    from classifier.engine.explain import explained_text
+    from classifier.source.descriptor_file import read_descriptor
+
     ruleset = None
     if args.addr is None:
         try:
@@ -87,6 +91,8 @@ def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None
 def _remote(
     args: argparse.Namespace, descriptor: Descriptor, explained: bool, rule: str | None = None
 ) -> Answered | int:
+    from classifier.client import ServiceError
+
     try:
         with client_from(args, explained=explained) as client:
             reply = client.classify(descriptor, explain=explained, explain_rule=rule or "")

@@ -12,10 +12,12 @@ import argparse
 import dataclasses
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command, add_server, client_from, server_failure
-from classifier.client import RulesetInfo, ServiceError
+
+if TYPE_CHECKING:
+    from classifier.client import RulesetInfo
 
 EXITS = {
     Exit.ok: "the server described its ruleset",
@@ -39,6 +41,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.client import ServiceError  # gRPC when it calls, not to parse
+
     try:
         with client_from(args) as client:
             info = client.get_ruleset()

@@ -5,32 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier import limits
 from classifier.cli.options import Exit, add_command, add_rules
-from classifier.errors import RulesetError
-from classifier.server import DEFAULT_ADDRESS, ServeConfig, ServerLimits, TlsFiles, serve
-from classifier.server.observers.decisions import (
-    DEFAULT_BACKUPS,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_QUEUE_BYTES,
-)
-from classifier.server.observers.shadow import DEFAULT_EXAMPLES
-from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
-from classifier.server.rpc.app import (
+from classifier.defaults import (
+    DEFAULT_ADDRESS,
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MAX_CONCURRENT_RPCS,
-    DEFAULT_THREADS,
-)
-from classifier.server.rpc.lanes import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_SHADOW_EXAMPLES,
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
+    DEFAULT_THREADS,
+    DEFAULT_UNKNOWN_SAMPLE_BYTES,
 )
-from classifier.server.runtime import load_rulesets
-from classifier.server.workers import check_workers, serve_workers
+
+if TYPE_CHECKING:
+    from classifier.server import ServeConfig
 
 EXITS = {
     Exit.ok: "stopped by SIGTERM or SIGINT after in-flight calls finished",
@@ -97,9 +93,10 @@ def add_parser(sub: Any) -> None:
     reload.add_argument(
         "--shadow-examples",
         type=int,
-        default=DEFAULT_EXAMPLES,
+        default=DEFAULT_SHADOW_EXAMPLES,
         metavar="N",
-        help=f"log at most N examples of each kind of disagreement (default: {DEFAULT_EXAMPLES})",
+        help="log at most N examples of each kind of disagreement "
+        f"(default: {DEFAULT_SHADOW_EXAMPLES})",
     )
 
     observe = p.add_argument_group("observability")
@@ -134,33 +131,35 @@ def add_parser(sub: Any) -> None:
     observe.add_argument(
         "--decision-log-max-bytes",
         type=int,
-        default=DEFAULT_MAX_BYTES,
+        default=DEFAULT_DECISION_LOG_MAX_BYTES,
         metavar="N",
-        help=f"rotate the decision log at N bytes (default: {DEFAULT_MAX_BYTES})",
+        help=f"rotate the decision log at N bytes (default: {DEFAULT_DECISION_LOG_MAX_BYTES})",
     )
     observe.add_argument(
         "--decision-log-backups",
         type=int,
-        default=DEFAULT_BACKUPS,
+        default=DEFAULT_DECISION_LOG_BACKUPS,
         metavar="N",
-        help=f"rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl (default: {DEFAULT_BACKUPS})",
+        help="rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl "
+        f"(default: {DEFAULT_DECISION_LOG_BACKUPS})",
     )
 
     observe.add_argument(
         "--unknown-sample-bytes",
         type=int,
-        default=DEFAULT_SAMPLE_BYTES,
+        default=DEFAULT_UNKNOWN_SAMPLE_BYTES,
         metavar="N",
         help="keep the newest redacted Unknown per failure in at most N bytes, served as "
-        f"GET /-/unknowns on --metrics-addr; 0 turns it off (default: {DEFAULT_SAMPLE_BYTES})",
+        "GET /-/unknowns on --metrics-addr; 0 turns it off "
+        f"(default: {DEFAULT_UNKNOWN_SAMPLE_BYTES})",
     )
     observe.add_argument(
         "--decision-log-queue-bytes",
         type=int,
-        default=DEFAULT_QUEUE_BYTES,
+        default=DEFAULT_DECISION_LOG_QUEUE_BYTES,
         metavar="N",
         help="bytes of lines waiting for a slow disk; past it lines are dropped and counted "
-        f"(default: {DEFAULT_QUEUE_BYTES})",
+        f"(default: {DEFAULT_DECISION_LOG_QUEUE_BYTES})",
     )
     observe.add_argument(
         "--redact-pattern",
@@ -241,6 +240,8 @@ def add_parser(sub: Any) -> None:
 
 def config_from_args(args: argparse.Namespace) -> ServeConfig:
     """The flags as a ServeConfig; the parser's error (exit 2) for flags that need others."""
+    from classifier.server import ServeConfig, ServerLimits, TlsFiles
+
     parser: argparse.ArgumentParser = args.parser
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
@@ -283,6 +284,13 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The server stack is imported here, when it serves: building the parser (every
+    # command's, --help included) never pays for it (tests/cli/test_start_up.py).
+    from classifier.errors import RulesetError
+    from classifier.server import serve
+    from classifier.server.runtime import load_rulesets
+    from classifier.server.workers import check_workers, serve_workers
+
     config = config_from_args(args)
     if args.workers != 1 and (problem := check_workers(config, args.workers)):
         args.parser.error(problem)

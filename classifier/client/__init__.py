@@ -26,8 +26,6 @@ from classifier.client.answer import (
     RulesetLayer,
 )
 from classifier.client.client import (
-    DEFAULT_ATTEMPTS,
-    DEFAULT_TIMEOUT,
     TLS,
     CauseFields,
     Client,
@@ -41,6 +39,7 @@ from classifier.client.finish_reason import (
 from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
 from classifier.client.python_exception import describe_tool_failure, descriptor_from_exception
 from classifier.client.runtime_knowledge import runtime_attributes
+from classifier.defaults import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
 from classifier.descriptor import CauseInput, Descriptor
 from classifier.errors import DescriptorError, FieldViolation
 from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason

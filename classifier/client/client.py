@@ -41,19 +41,20 @@ from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.client import wire
 from classifier.client.answer import Answer, ClassInfo, RulesetInfo
 from classifier.client.breaker import TRIPPING, Breaker
-from classifier.client.python_exception import descriptor_from_exception, origin_from
-from classifier.descriptor import CAUSE_FIELD_NAMES, CauseInput, Descriptor, build_descriptor
+from classifier.client.python_exception import descriptor_from_exception
+from classifier.defaults import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT
+from classifier.descriptor import (
+    CAUSE_FIELD_NAMES,
+    FIELD_NAMES,
+    CauseInput,
+    Descriptor,
+    build_descriptor,
+    origin_of,
+)
 from classifier.errors import ClassifierError, DescriptorError, FieldViolation
 from classifier.taxonomy import Origin
 
 SERVICE: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
-DEFAULT_TIMEOUT = 0.25
-"""Seconds a call may take unless the client or the call says otherwise. A loopback or
-in-cluster call answers in about a millisecond, with a p99 of a few (docs/performance.md,
-benchmarks/bench_faults.py): a quarter of a second is tens of times that, and still
-short enough that a run's failure handling never waits long on a dead service."""
-DEFAULT_ATTEMPTS = 3
-"""Tries per call when the server is UNAVAILABLE (gRPC's retry policy; 1 turns retries off)."""
 
 
 class ServiceError(ClassifierError):
@@ -193,6 +194,82 @@ def cause_inputs(causes: Iterable[Any], field_prefix: str = "descriptor") -> lis
             )
         else:
             out.append(cause)
+    if violations:
+        raise DescriptorError(violations)
+    return out
+
+
+def descriptor_of(
+    value: Descriptor | Mapping[str, Any], field_prefix: str = "descriptor"
+) -> Descriptor:
+    """A descriptor given built, or as a mapping of its fields (what `classify(**fields)`
+    takes: an origin by name, causes as dicts), built and validated.
+
+    Every violation is named under field_prefix (`requests[3].descriptor.type` in a batch),
+    as the server names it: an unknown key, a missing `type`, an unknown origin name and
+    anything else that is not a descriptor are DescriptorErrors, not AttributeErrors from
+    deep inside the wire conversion.
+    """
+    if isinstance(value, Descriptor):
+        return value
+    if not isinstance(value, Mapping):
+        raise DescriptorError(
+            [
+                FieldViolation(
+                    field_prefix,
+                    "a descriptor is a Descriptor or a dict of its fields ({'type': ...}), "
+                    f"not {type(value).__name__}",
+                )
+            ]
+        )
+    fields = dict(value)
+    unknown = sorted(map(str, set(fields) - set(FIELD_NAMES)))
+    if unknown:
+        raise DescriptorError(
+            [
+                FieldViolation(
+                    field_prefix,
+                    f"unknown key {', '.join(map(repr, unknown))}; "
+                    f"a descriptor has {', '.join(FIELD_NAMES)}",
+                )
+            ]
+        )
+    if "type" not in fields:
+        raise DescriptorError([FieldViolation(f"{field_prefix}.type", "is required")])
+    violations: list[FieldViolation] = []
+    if isinstance(fields.get("origin"), str):
+        try:
+            fields["origin"] = origin_of(fields["origin"], f"{field_prefix}.origin")
+        except DescriptorError as exc:
+            violations += exc.violations
+            fields["origin"] = Origin.unspecified
+    if "causes" in fields:
+        try:
+            fields["causes"] = cause_inputs(fields["causes"], field_prefix)
+        except DescriptorError as exc:
+            violations += exc.violations
+            fields["causes"] = ()
+    try:
+        built = build_descriptor(**fields, field_prefix=field_prefix)
+    except DescriptorError as exc:
+        violations += exc.violations
+    if violations:  # every one at once, as the server lists them
+        raise DescriptorError(violations)
+    return built
+
+
+def descriptors_of(
+    values: Iterable[Descriptor | Mapping[str, Any]], within: str
+) -> list[Descriptor]:
+    """Each of a batch's descriptors (`descriptor_of`); one DescriptorError naming every
+    violation of every item by its place (`requests[3].descriptor.type`)."""
+    out: list[Descriptor] = []
+    violations: list[FieldViolation] = []
+    for i, value in enumerate(values):
+        try:
+            out.append(descriptor_of(value, f"{within}[{i}].descriptor"))
+        except DescriptorError as exc:
+            violations += exc.violations
     if violations:
         raise DescriptorError(violations)
     return out
@@ -353,11 +430,7 @@ class Client:
         """
         if (descriptor is None) == (not fields):
             raise TypeError("classify() takes a Descriptor or descriptor keywords, not both")
-        if isinstance(fields.get("origin"), str):
-            fields["origin"] = origin_from(fields["origin"])
-        if "causes" in fields:
-            fields["causes"] = cause_inputs(fields["causes"])
-        d = descriptor if descriptor is not None else build_descriptor(**fields)
+        d = descriptor_of(descriptor if descriptor is not None else fields)
         fallback = self.fallback
         request = wire.request(d, explain or bool(explain_rule), explain_rule)
         answer: Answer = self._call(
@@ -399,13 +472,16 @@ class Client:
 
     def classify_batch(
         self,
-        descriptors: Iterable[Descriptor],
+        descriptors: Iterable[Descriptor | Mapping[str, Any]],
         *,
         explain: bool = False,
         timeout: float | None = None,
     ) -> list[Answer]:
-        """Classify many descriptors in one call (up to 1,000); answers in request order."""
-        listed = list(descriptors)
+        """Classify many descriptors in one call (up to 1,000); answers in request order.
+
+        Each is a Descriptor or a dict of its fields (as `classify(**fields)` takes them);
+        every malformed one is named before the call (`requests[3].descriptor.type`)."""
+        listed = descriptors_of(descriptors, "requests")
         request = pb.ClassifyBatchRequest(requests=[wire.request(d, explain) for d in listed])
         fallback = self.fallback
 
@@ -421,22 +497,38 @@ class Client:
 
     def classify_stream(
         self,
-        descriptors: Iterable[Descriptor],
+        descriptors: Iterable[Descriptor | Mapping[str, Any]],
         *,
         explain: bool = False,
         timeout: float | None = None,
     ) -> Iterator[Answer]:
         """Classify a stream of descriptors over one call; one answer per descriptor, in order.
 
+        Each is a Descriptor or a dict of its fields, built as it is sent: a malformed one
+        ends the stream there, and after the answers to those before it, DescriptorError
+        names it by its place (`stream[3].descriptor.type`), as the server does.
         The stream lives as long as its input, so it has no deadline unless
         `timeout` names one: the client's default is for single calls.
         """
-        responses = self._stub.ClassifyStream(
-            (wire.request(d, explain) for d in descriptors), timeout=timeout
-        )
+        refused: list[DescriptorError] = []
+
+        def requests() -> Iterator[pb.ClassifyRequest]:
+            # gRPC reads this on a thread of its own, where an exception would only cancel
+            # the call: a malformed descriptor ends the input, and is raised below.
+            for i, value in enumerate(descriptors):
+                try:
+                    d = descriptor_of(value, f"stream[{i}].descriptor")
+                except DescriptorError as exc:
+                    refused.append(exc)
+                    return
+                yield wire.request(d, explain)
+
+        responses = self._stub.ClassifyStream(requests(), timeout=timeout)
         with _mapped_errors():
             for response in responses:
                 yield wire.answer_from_proto(response)
+        if refused:
+            raise refused[0]
 
     def get_ruleset(self, *, timeout: float | None = None) -> RulesetInfo:
         """Everything GetRuleset says: the serving ruleset (name, version, digest, rule count,

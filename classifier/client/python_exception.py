@@ -58,7 +58,7 @@ from classifier import limits
 from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
 from classifier.client.runtime_knowledge import merged, runtime_attributes
 from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
+from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin, origin_named
 
 LANGUAGE = "python"
 
@@ -175,10 +175,9 @@ def origin_from(value: Origin | str) -> Origin:
     """An Origin, or its name as rules write it (`provider`, `tool`, `caller` for `user`)."""
     if isinstance(value, Origin):
         return value
-    name = value.strip().lower()
-    name = "user" if name == "caller" else name
-    if name in Origin.__members__:
-        return Origin[name]
+    origin = origin_named(value)
+    if origin is not None:
+        return origin
     raise ValueError(f"unknown origin {value!r}; known: {', '.join(Origin.__members__)}")
 
 

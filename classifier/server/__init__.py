@@ -8,8 +8,8 @@ web/         the side port: /metrics, /-/ endpoints and the console
 runtime, reload, workers   `classifier serve` assembled: the one owner of the pieces
 """
 
+from classifier.defaults import DEFAULT_ADDRESS
 from classifier.server.rpc.app import (
-    DEFAULT_ADDRESS,
     SERVICE_NAME,
     GrpcServer,
     ServerLimits,

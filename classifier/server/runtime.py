@@ -23,22 +23,28 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from google.protobuf import json_format
+
 import classifier
 from classifier._signals import take as take_early_signals
+from classifier.defaults import (
+    DEFAULT_ADDRESS,
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_SHADOW_EXAMPLES,
+    DEFAULT_THREADS,
+    DEFAULT_UNKNOWN_SAMPLE_BYTES,
+)
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
 from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
-from classifier.server.observers.decisions import (
-    DEFAULT_BACKUPS,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_QUEUE_BYTES,
-    DecisionLog,
-)
+from classifier.server.observers.decisions import DecisionLog
 from classifier.server.observers.metrics import Metrics
-from classifier.server.observers.shadow import DEFAULT_EXAMPLES, Shadow
-from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
+from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
@@ -48,14 +54,8 @@ from classifier.server.reload import (
     load_checked,
     strict_check,
 )
-from classifier.server.rpc.app import (
-    DEFAULT_ADDRESS,
-    DEFAULT_GRACE_SECONDS,
-    DEFAULT_THREADS,
-    GrpcServer,
-    ServerLimits,
-    create_server,
-)
+from classifier.server.rpc import convert
+from classifier.server.rpc.app import GrpcServer, ServerLimits, create_server
 from classifier.server.rpc.lanes import Lanes
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import Observer
@@ -82,13 +82,13 @@ class ServeConfig:
     reload_endpoint: bool = False
     decision_log: Path | None = None
     decision_log_unknown_only: bool = False
-    decision_log_max_bytes: int = DEFAULT_MAX_BYTES
-    decision_log_backups: int = DEFAULT_BACKUPS
-    decision_log_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    decision_log_max_bytes: int = DEFAULT_DECISION_LOG_MAX_BYTES
+    decision_log_backups: int = DEFAULT_DECISION_LOG_BACKUPS
+    decision_log_queue_bytes: int = DEFAULT_DECISION_LOG_QUEUE_BYTES
     redact_patterns: tuple[str, ...] = ()
     """The installation's own masks, `NAME=RE2` (see classifier.redact)."""
-    shadow_examples: int = DEFAULT_EXAMPLES
-    unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
+    shadow_examples: int = DEFAULT_SHADOW_EXAMPLES
+    unknown_sample_bytes: int = DEFAULT_UNKNOWN_SAMPLE_BYTES
     """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
     console: bool = True
     """The operator console on the admin port (GET /console); needs `metrics_address`."""
@@ -228,6 +228,7 @@ class App:
                     reload=self.reload if config.reload_endpoint else None,
                     unknowns=self.sample.lines if self.sample is not None else None,
                     console=self._console(config),
+                    ruleset=self._described,
                 )
                 if config.metrics_address
                 else None
@@ -236,6 +237,13 @@ class App:
             self.server.grpc_server.stop(None)
             self.explainer.close()
             raise
+
+    def _described(self) -> str:
+        """GetRuleset's answer as JSON, for the side port's `GET /-/ruleset`: one answer
+        for both ports, so a tool that only has the admin address (`classifier unknowns
+        --admin-addr`) learns what is served and where from."""
+        info = convert.ruleset_info(self.active, self.candidate)
+        return json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n"
 
     def _console(self, config: ServeConfig) -> Console | None:
         if self.activity is None:

@@ -248,6 +248,89 @@ def test_server_violations_become_descriptor_errors(client: Client) -> None:
     ]
 
 
+def test_batch_and_stream_take_dicts_of_fields_as_classify_takes_keywords(
+    client: Client, bundled: Ruleset
+) -> None:
+    """`classify_batch([{...}])` and `classify_stream` read a dict as `classify(**fields)`
+    reads keywords (an origin by name, causes as dicts), beside built descriptors."""
+    # The keyword form takes a gRPC status by number (a descriptor file also by name).
+    fields = [d for d in DESCRIPTORS if not isinstance(d.get("grpc_status"), str)]
+    assert len(fields) == len(DESCRIPTORS) - 1
+    answers = client.classify_batch([*fields, descriptor_from_data(fields[0])])
+    want = [classify(bundled, descriptor_from_data(d)) for d in [*fields, fields[0]]]
+    for answer, local in zip(answers, want, strict=True):
+        same(answer, local)
+    assert answers[0].rule_id == "python.openai.rate-limited"
+    streamed = list(client.classify_stream(iter(fields)))
+    assert [a.rule_id for a in streamed] == [a.rule_id for a in answers[:-1]]
+    assert client.classify_batch([dict(DESCRIPTORS[1])])[0].class_name == "Timeout"
+
+
+def test_a_malformed_dict_in_a_batch_is_named_by_its_place_before_any_call() -> None:
+    """Every bad item of a batch at once, each under `requests[i].descriptor` as the server
+    names them: an unknown key, no type, an unknown origin, a bad cause, not a dict."""
+    items: list[Any] = [
+        {"type": "ok"},
+        {"type": "x", "status": 429},
+        {"message": "no type"},
+        {"type": "x", "origin": "tol"},
+        {"type": "x", "causes": [{"code": "E"}], "http_status": 42},
+        "TimeoutError",
+    ]
+    with Client("127.0.0.1:1", timeout=0.5, attempts=1) as c, pytest.raises(DescriptorError) as err:
+        c.classify_batch(items)
+    assert [v.field for v in err.value.violations] == [
+        "requests[1].descriptor",
+        "requests[2].descriptor.type",
+        "requests[3].descriptor.origin",
+        "requests[4].descriptor.causes[0].type",
+        "requests[4].descriptor.http_status",
+        "requests[5].descriptor",
+    ]
+    messages = [v.message for v in err.value.violations]
+    assert messages[0].startswith("unknown key 'status'; a descriptor has type, supertypes,")
+    assert "(did you mean 'tool'?)" in messages[2]
+    assert (
+        messages[-1]
+        == "a descriptor is a Descriptor or a dict of its fields ({'type': ...}), not str"
+    )
+    assert c.counters["failed"] == 0  # refused before the call, not counted as one
+
+
+def test_a_malformed_dict_ends_a_stream_after_the_answers_before_it(client: Client) -> None:
+    """The stream answers the items before it, then DescriptorError names it `stream[i]`."""
+    got: list[str] = []
+    answers = client.classify_stream(
+        [DESCRIPTORS[0], {"type": "x", "origin": "nowhere"}, DESCRIPTORS[1]]
+    )
+    with pytest.raises(DescriptorError) as err:
+        got.extend(a.class_name for a in answers)
+    assert got == ["RateLimited"]
+    assert [v.field for v in err.value.violations] == ["stream[1].descriptor.origin"]
+
+
+def test_an_unknown_origin_name_in_keywords_is_a_descriptor_error_naming_it() -> None:
+    with Client("127.0.0.1:1", timeout=0.5, attempts=1) as c, pytest.raises(DescriptorError) as err:
+        c.classify(type="x", origin="cloud")
+    assert [v.field for v in err.value.violations] == ["descriptor.origin"]
+
+
+def test_a_descriptor_built_with_an_origins_name_is_sent_as_that_origin(
+    client: Client, bundled: Ruleset
+) -> None:
+    """`Descriptor(type=..., origin="tool")` is the descriptor with Origin.tool: sent, it is
+    answered as the descriptor file's `origin: tool` is (it failed on the wire before)."""
+    built = Descriptor(type="TimeoutError", supertypes=("OSError", "Exception"), origin="tool")  # type: ignore[arg-type]
+    assert built.origin is Origin.tool
+    from_file = descriptor_from_data(
+        {"type": "TimeoutError", "supertypes": ["OSError", "Exception"], "origin": "tool"}
+    )
+    assert built == from_file
+    answer = client.classify(built)
+    same(answer, classify(bundled, from_file))
+    assert (answer.class_name, answer.rule_id) == ("ToolError", "origin.tool")  # the origin's rule
+
+
 def test_descriptor_or_keywords_not_both(client: Client) -> None:
     """classify() takes a Descriptor or keywords: both, or neither, is a TypeError."""
     with pytest.raises(TypeError):

@@ -198,7 +198,7 @@ def test_every_proposal_is_proven_and_written_drafts_reclassify_exactly_the_unkn
         assert c["now"]["covered"], c["now"]
         [decided] = c["now"]["decided"]
         assert decided["rule"] == by_cluster[c["id"]]["rule_id"]
-        assert c["now"]["summary"].startswith(f"now covered by rule {decided['rule']} (")
+        assert c["now"]["summary"].startswith(f"covered by rule {decided['rule']} (")
     proposed_again = _json(
         capsys, ["unknowns", "--rules", str(head), "--propose", "--format", "json", str(logs)]
     )

@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from classifier.bundle import bundle_bytes
 from classifier.cli.bundle.common import Failure, fail
 from classifier.cli.options import Exit, add_command, add_rules
 from classifier.diagnostic_output import render_text
-from classifier.engine.compiler import load_ruleset
 from classifier.errors import RulesetError
 
 EXITS = {
@@ -39,6 +37,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.bundle import bundle_bytes
+    from classifier.engine.compiler import load_ruleset
+
     try:
         ruleset = load_ruleset(args.rules)
     except RulesetError as exc:

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from classifier.bundle.signing import generate_key, key_id, private_pem, public_pem
 from classifier.cli.bundle.common import Failure, fail
 from classifier.cli.options import Exit, add_command
 
@@ -32,6 +31,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.bundle.signing import generate_key, key_id, private_pem, public_pem
+
     private, public = Path(f"{args.out}.key"), Path(f"{args.out}.pub")
     for path in (private, public):
         if path.exists():

@@ -11,18 +11,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from classifier.bundle import BundleRefusedError
-from classifier.bundle.signing import (
-    SIGNATURES_SUFFIX,
-    KeyFileError,
-    add_signature,
-    dump_signatures,
-    load_private_key,
-    parse_signatures,
-    sign,
-)
 from classifier.cli.bundle.common import Failure, fail
 from classifier.cli.options import Exit, add_command
+from classifier.defaults import SIGNATURES_SUFFIX
 
 EXITS = {
     Exit.ok: "the signature is written",
@@ -54,6 +45,16 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.bundle import BundleRefusedError
+    from classifier.bundle.signing import (
+        KeyFileError,
+        add_signature,
+        dump_signatures,
+        load_private_key,
+        parse_signatures,
+        sign,
+    )
+
     out: Path = args.out or Path(f"{args.bundle}{SIGNATURES_SUFFIX}")
     try:
         key = load_private_key(args.key)

@@ -7,17 +7,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from classifier.bundle import BundleDoc, BundleRefusedError, verify
-from classifier.bundle.signing import (
-    SIGNATURES_SUFFIX,
-    KeyFileError,
-    load_public_key,
-    parse_signatures,
-)
 from classifier.cli.bundle.common import Failure, fail
 from classifier.cli.options import Exit, add_command
+from classifier.defaults import SIGNATURES_SUFFIX
 
 EXITS = {
     Exit.ok: "a trusted key's signature verifies and the bundle is of a known format",
@@ -59,6 +51,15 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from classifier.bundle import BundleDoc, BundleRefusedError, verify
+    from classifier.bundle.signing import (
+        KeyFileError,
+        load_public_key,
+        parse_signatures,
+    )
+
     sigfile: Path = args.signatures or Path(f"{args.bundle}{SIGNATURES_SUFFIX}")
     keys = []
     for path in args.public_key:

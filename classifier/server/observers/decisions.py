@@ -44,6 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from classifier.answer import Classification, classification_dict
+from classifier.defaults import (
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
+)
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import RateLimitedLog, log, utc_time
@@ -51,11 +56,7 @@ from classifier.server.observers.metrics import Metrics
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_BACKUPS = 3
 QUEUE_SIZE = 10_000
-DEFAULT_QUEUE_BYTES = 16 * 1024 * 1024
-"""Bytes of lines waiting for the writer, estimated: past it, lines are dropped."""
 LINE_OVERHEAD = 600
 """Bytes a line takes beyond its descriptor's text: keys, the answer, the timestamp."""
 BATCH_LINES = 256
@@ -114,10 +115,10 @@ class DecisionLog:
         metrics: Metrics,
         *,
         unknown_only: bool = False,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        backups: int = DEFAULT_BACKUPS,
+        max_bytes: int = DEFAULT_DECISION_LOG_MAX_BYTES,
+        backups: int = DEFAULT_DECISION_LOG_BACKUPS,
         queue_size: int = QUEUE_SIZE,
-        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        queue_bytes: int = DEFAULT_DECISION_LOG_QUEUE_BYTES,
         redactor: Redactor | None = DEFAULT,
         close_timeout: float = CLOSE_SECONDS,
     ) -> None:

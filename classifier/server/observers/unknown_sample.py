@@ -24,6 +24,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from classifier.answer import Classification
+from classifier.defaults import DEFAULT_UNKNOWN_SAMPLE_BYTES
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import utc_time
@@ -34,7 +35,6 @@ from classifier.taxonomy import ErrorClass
 from classifier.unknowns.mask import mask
 from classifier.unknowns.structure import structural_key
 
-DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 QUEUE_SIZE = 10_000
 ENTRY_OVERHEAD = 400
 """Bytes counted per kept key beyond its line and key: the entry object, the ordered dict's
@@ -56,7 +56,7 @@ class UnknownSample:
         self,
         metrics: Metrics,
         *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = DEFAULT_UNKNOWN_SAMPLE_BYTES,
         queue_size: int = QUEUE_SIZE,
         redactor: Redactor = DEFAULT,
     ) -> None:
