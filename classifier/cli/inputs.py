@@ -7,16 +7,16 @@ import argparse
 import sys
 from dataclasses import dataclass
 
+import errorclass_client
 from classifier.answer import Classification, RuleVerdict
 from classifier.cli.options import Exit, add_rules, add_server, client_from, server_failure
-from classifier.client import Answer, ServiceError
+from classifier.client.convert import classification_of
 from classifier.descriptor import Descriptor
 from classifier.engine.compiler import load_ruleset
 from classifier.engine.evaluate import classify
 from classifier.engine.explain import explained_text
 from classifier.errors import DescriptorError, RulesetError
 from classifier.source.descriptor_file import read_descriptor
-from classifier.taxonomy import ErrorClass
 
 EXITS = {
     Exit.ok: "an answer, Unknown included",
@@ -90,11 +90,11 @@ def _remote(
     try:
         with client_from(args, explained=explained) as client:
             reply = client.classify(descriptor, explain=explained, explain_rule=rule or "")
-    except DescriptorError as exc:
+    except errorclass_client.DescriptorError as exc:
         for violation in exc.violations:
             print(f"{args.addr}: refused: {violation}", file=sys.stderr)
         return Exit.invalid
-    except ServiceError as exc:
+    except errorclass_client.ServiceError as exc:
         print(server_failure(args.addr, str(exc)), file=sys.stderr)
         return Exit.invalid
     except (OSError, ValueError) as exc:
@@ -109,21 +109,3 @@ def _remote(
         )
         return Exit.invalid
     return Answered(descriptor, result, reply.explanation_text)
-
-
-def classification_of(reply: Answer) -> Classification | None:
-    """A server's answer as the engine's Classification, so both print alike; None for a
-    class number this classifier does not know."""
-    if not isinstance(reply.error_class, ErrorClass):
-        return None
-    return Classification(
-        error_class=reply.error_class,
-        action=reply.action,
-        effect=reply.effect,
-        retryable=reply.retryable,
-        rule_id=reply.rule_id,
-        ruleset_version=reply.ruleset_version,
-        ruleset_digest=reply.ruleset_digest,
-        unknown_reason=reply.unknown_reason,
-        explanation=reply.explanation,
-    )

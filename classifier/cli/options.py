@@ -11,9 +11,9 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from classifier.client import DEFAULT_TIMEOUT, TLS, Client
 from classifier.server.rpc.app import DEFAULT_ADDRESS
 from classifier.source.library import bundled_library
+from errorclass_client import DEFAULT_TIMEOUT, TLS, Client
 
 EXPLAIN_TIMEOUT = 10.0
 """`--timeout`'s default for a call asking for an explanation (the server bounds one at

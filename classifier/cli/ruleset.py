@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from classifier.cli.options import Exit, add_command, add_server, client_from, server_failure
-from classifier.client import RulesetInfo, ServiceError
+from errorclass_client import RulesetInfo, ServiceError
 
 EXITS = {
     Exit.ok: "the server described its ruleset",

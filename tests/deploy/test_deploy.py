@@ -17,10 +17,10 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import build_parser
 from classifier.server import SERVICE_NAME
 from classifier.source.library import bundled_library
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, ROOT, ConfigMapVolume, ruleset_files, write_folder
 from tools import gen_deploy_rules

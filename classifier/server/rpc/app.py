@@ -20,8 +20,6 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.observers.metrics import Metrics
@@ -39,6 +37,8 @@ from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService, Observer
 from classifier.server.rpc.tls import TlsFiles, server_credentials
 from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 DEFAULT_ADDRESS = "127.0.0.1:50051"

@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from classifier import limits
-from classifier.client.python_exception import origin_from
-from classifier.descriptor import Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin, grpc_code
+from errorclass_client import descriptor as _descriptor
+from errorclass_client import facts
+from errorclass_client.descriptor import Descriptor, fit, grpc_code
+from errorclass_client.errors import DescriptorError, FieldViolation
+from errorclass_client.taxonomy import Origin
 
 EXCEPTION_EVENT = "exception"
 PROVIDER_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
@@ -71,17 +72,24 @@ def descriptor_from_span_event(
     resource = resource or {}
     grpc_status, rpc_code = _rpc_status(span)
     context = {key: _text(span[key]) for key in CONTEXT_KEYS if key in span}
-    return build_descriptor(
-        type=_text(event.get("exception.type") or span.get("error.type") or ""),
-        http_status=_http_status(span),
-        grpc_status=grpc_status,
-        origin=origin_from(origin) if origin is not None else _origin(span),
-        code=rpc_code,
-        message=_text(event.get("exception.message", "")),
-        language=_language(resource),
-        provider=provider or _provider(span),
-        attributes={**context, **(attributes or {})},
+    d = fit(
+        Descriptor(
+            type=_text(event.get("exception.type") or span.get("error.type") or ""),
+            http_status=_http_status(span),
+            grpc_status=grpc_status,
+            origin=_origin(span) if origin is None else _descriptor.origin(origin),
+            code=rpc_code,
+            message=_text(event.get("exception.message", "")),
+            language=_language(resource),
+            provider=provider or _provider(span),
+            attributes={**context, **(attributes or {})},
+        )
     )
+    if not d.type:
+        raise DescriptorError(
+            [FieldViolation("descriptor.type", "neither exception.type nor error.type is set")]
+        )
+    return d
 
 
 def descriptor_from_span(
@@ -122,7 +130,7 @@ def _text(value: Any) -> str:
         text = ",".join(_text(v) for v in value)
     else:
         text = str(value)
-    return text[: limits.MAX_ATTRIBUTE_VALUE_CHARS]
+    return text[: facts.MAX_ATTRIBUTE_VALUE_CHARS]
 
 
 def _int(value: Any) -> int | None:
@@ -146,7 +154,7 @@ def _http_status(span: Mapping[str, Any]) -> int | None:
 def _rpc_status(span: Mapping[str, Any]) -> tuple[int | None, str]:
     """(gRPC status, other RPC error code): JSON-RPC codes share the newer attribute."""
     numeric = _int(span.get("rpc.grpc.status_code"))
-    if numeric is not None and numeric in GRPC_CODE_NAMES:
+    if numeric is not None and numeric in facts.GRPC_CODE_NAMES:
         return numeric, ""
     is_grpc = span.get("rpc.system") == "grpc"
     for key in ("rpc.response.status_code", "rpc.status_code"):
@@ -159,7 +167,7 @@ def _rpc_status(span: Mapping[str, Any]) -> tuple[int | None, str]:
                 return grpc_code(number if number is not None else _text(value)), ""
             except ValueError:
                 pass
-        return None, _text(value)[: limits.MAX_CODE_CHARS]
+        return None, _text(value)[: facts.MAX_CODE_CHARS]
     return None, ""
 
 

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as errorclass_dot_v1_dot_classifier__pb2
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as errorclass_dot_v1_dot_classifier__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

@@ -14,8 +14,8 @@ import os
 import httpx
 import pytest
 
-from classifier.client import descriptor_from_exception
-from classifier.taxonomy import GRPC_CODES
+from errorclass_client import descriptor_from_exception
+from errorclass_client.facts import GRPC_CODES
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 

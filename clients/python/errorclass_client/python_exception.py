@@ -15,7 +15,7 @@ What the helper reads, and why:
   suppressed (`raise ... from None`), outermost first, then the members of an
   ExceptionGroup and tenacity's `RetryError.last_attempt.exception()`;
   flattened depth first, each exception once (cycle-safe), at most
-  `limits.MAX_CAUSES`.
+  `facts.MAX_CAUSES`.
 - **Google statuses**: google-genai's `APIError` carries the HTTP status in
   `code` and the google.rpc.Code name in `status` (`RESOURCE_EXHAUSTED`,
   `INVALID_ARGUMENT`); google-api-core's `GoogleAPICallError` the HTTP status
@@ -33,7 +33,7 @@ What the helper reads, and why:
   `error.type` (anthropic), botocore's `response["Error"]["Code"]`, the
   provider's error body on an HTTP client's response (httpx.HTTPStatusError,
   requests.HTTPError: OpenAI, Azure, Anthropic, Gemini and Bedrock shapes, see
-  `http_bodies`), the errno name of an OSError (`ENOENT`), or `error.code`.
+  `error_body`), the errno name of an OSError (`ENOENT`), or `error.code`.
   aiohttp's `ClientResponseError.code` is never read: it is a deprecated alias
   of the status, not a code. A code that only repeats the HTTP status (Azure's
   `"code": "429"`) is dropped: a status is not a code.
@@ -44,21 +44,21 @@ What the helper reads, and why:
   that has one: a wrapper such as tenacity's RetryError keeps no body itself).
 
 Reading never raises: a property that fails counts as absent, because this
-runs while a runtime is already handling a failure.
+runs while a runtime is already handling a failure; and what is read is cut to the
+limits (`fit`), so the service never refuses it.
 """
 
 from __future__ import annotations
 
 import errno
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from classifier import limits
-from classifier.client.http_bodies import NOTHING, BodyEvidence, evidence_from_response
-from classifier.client.runtime_knowledge import merged, runtime_attributes
-from classifier.descriptor import CauseInput, Descriptor, build_descriptor
-from classifier.taxonomy import GRPC_CODE_NAMES, GRPC_CODES, Origin
+from errorclass_client import facts
+from errorclass_client.descriptor import Cause, Descriptor, fit, origin
+from errorclass_client.error_body import NOTHING, BodyEvidence, evidence_from_bytes
+from errorclass_client.runtime_facts import merged, runtime_attributes
+from errorclass_client.taxonomy import Origin
 
 LANGUAGE = "python"
 
@@ -84,8 +84,9 @@ def descriptor_from_exception(
     `stage` (the definition failed while `load`, `parse`, `compile` or
     `validate`) and `provider_calls` (reconciliation: how many provider calls
     were answered), checked by `runtime_attributes` (a bad value raises
-    ValueError) and sent as the attributes of the same names. `body` is the error
-    body the caller read, for a client whose exception keeps none: aiohttp's
+    RuntimeFactError, a ValueError) and sent as the attributes of the same names.
+    `body` is the error body the caller read, for a client whose exception keeps none:
+    aiohttp's
     ClientResponseError holds only the status, so read it first
     (`body = await resp.read()`, then `resp.raise_for_status()`); without it a
     bare 400 cannot be told apart and is left Unknown.
@@ -100,28 +101,30 @@ def descriptor_from_exception(
         {},
     )
     grpc = grpc_status(exc)
-    return build_descriptor(
-        type=type_name(type(exc)),
-        supertypes=supertypes(type(exc)),
-        http_status=http_status(exc),
-        grpc_status=grpc if grpc is not None else given.grpc_status,
-        origin=origin_from(origin),
-        code=error_code(exc) or given.code[: limits.MAX_CODE_CHARS],
-        message=_with_message(message(exc), given.message),
-        causes=[
-            CauseInput(
-                type=type_name(type(c)),
-                supertypes=supertypes(type(c)),
-                http_status=http_status(c),
-                grpc_status=grpc_status(c),
-                code=error_code(c),
-                message=message(c),
-            )
-            for c in chain
-        ],
-        language=LANGUAGE,
-        provider=provider,
-        attributes=merged({**body_attributes, **(attributes or {})}, knowledge) or None,
+    return fit(
+        Descriptor(
+            type=type_name(type(exc)),
+            supertypes=supertypes(type(exc)),
+            http_status=http_status(exc),
+            grpc_status=grpc if grpc is not None else given.grpc_status,
+            origin=origin_from(origin),
+            code=error_code(exc) or given.code,
+            message=_with_message(message(exc), given.message),
+            causes=[
+                Cause(
+                    type=type_name(type(c)),
+                    supertypes=supertypes(type(c)),
+                    http_status=http_status(c),
+                    grpc_status=grpc_status(c),
+                    code=error_code(c),
+                    message=message(c),
+                )
+                for c in chain
+            ],
+            language=LANGUAGE,
+            provider=provider,
+            attributes=merged({**body_attributes, **(attributes or {})}, knowledge),
+        )
     )
 
 
@@ -148,38 +151,39 @@ def describe_tool_failure(
     )
 
 
-@dataclass(frozen=True)
-class _ReadBody:
-    """A body the caller read, shaped as http_bodies reads a response (`_content`, `headers`)."""
-
-    _content: bytes
-    headers: Any
-
-
 def _given_body(exc: BaseException, body: bytes | str | None) -> BodyEvidence:
+    """What a body the caller read says, read with the exception's headers and status."""
     if not body:
         return NOTHING
-    content = body.encode() if isinstance(body, str) else bytes(body)
-    return evidence_from_response(_ReadBody(content, _get(exc, "headers")), http_status(exc))
+    content = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+    return evidence_from_bytes(http_status(exc), _headers(exc), content)
 
 
 def body_evidence(exc: BaseException) -> BodyEvidence:
-    """What the provider's error body on the exception's HTTP response says (see http_bodies)."""
+    """What the provider's error body on the exception's HTTP response says (error_body).
+
+    Only a body the HTTP client already read is used (`response._content`, set by httpx's
+    and requests' `read()`): describing a failure never reads from the network.
+    """
     response = _get(exc, "response")
     if response is None or isinstance(response, Mapping):  # botocore's parsed dict is not one
         return NOTHING
-    return evidence_from_response(response, http_status(exc))
+    content = _get(response, "_content")
+    if not isinstance(content, bytes | bytearray):
+        return NOTHING
+    return evidence_from_bytes(http_status(exc), _headers(response), bytes(content))
+
+
+def _headers(obj: object) -> Mapping[str, str] | None:
+    """An object's `headers` when they read as a mapping (httpx, requests, aiohttp)."""
+    headers = _get(obj, "headers")
+    return headers if callable(_get(headers, "items")) else None
 
 
 def origin_from(value: Origin | str) -> Origin:
-    """An Origin, or its name as rules write it (`provider`, `tool`, `caller` for `user`)."""
-    if isinstance(value, Origin):
-        return value
-    name = value.strip().lower()
-    name = "user" if name == "caller" else name
-    if name in Origin.__members__:
-        return Origin[name]
-    raise ValueError(f"unknown origin {value!r}; known: {', '.join(Origin.__members__)}")
+    """An Origin, or its name as rules write it (`provider`, `tool`, `caller` for `user`);
+    DescriptorError naming `descriptor.origin` for anything else."""
+    return origin(value)
 
 
 def type_name(cls: type) -> str:
@@ -194,7 +198,7 @@ def supertypes(cls: type[BaseException]) -> tuple[str, ...]:
     chain = [c for c in cls.__mro__[1:] if isinstance(c, type) and issubclass(c, BaseException)]
     if Exception in chain:
         chain.remove(BaseException)
-    return tuple(type_name(c) for c in chain[: limits.MAX_SUPERTYPES])
+    return tuple(type_name(c) for c in chain[: facts.MAX_SUPERTYPES])
 
 
 def causes(exc: BaseException) -> list[BaseException]:
@@ -204,7 +208,7 @@ def causes(exc: BaseException) -> list[BaseException]:
 
     def walk(e: BaseException) -> None:
         for inner in _inner(e):
-            if len(out) >= limits.MAX_CAUSES:
+            if len(out) >= facts.MAX_CAUSES:
                 return
             if id(inner) in seen:
                 continue
@@ -301,7 +305,7 @@ def _grpc_number(value: object) -> int | None:
     inner = _get(value, "value")
     if isinstance(inner, tuple) and inner and _is_int(inner[0]):
         value = inner[0]
-    if _is_int(value) and value in GRPC_CODE_NAMES:
+    if _is_int(value) and value in facts.GRPC_CODE_NAMES:
         return int(value)
     return None
 
@@ -309,7 +313,7 @@ def _grpc_number(value: object) -> int | None:
 def error_code(exc: BaseException) -> str:
     google = google_status(exc)
     if google is not None:
-        return google.name[: limits.MAX_CODE_CHARS]
+        return google.name[: facts.MAX_CODE_CHARS]
     code = _code_attribute(exc)
     body = _get(exc, "body")
     response = _get(exc, "response")
@@ -327,7 +331,7 @@ def error_code(exc: BaseException) -> str:
     ):
         text = _code_text(value)
         if text and (status is None or text != str(status)):
-            return text[: limits.MAX_CODE_CHARS]
+            return text[: facts.MAX_CODE_CHARS]
     return ""
 
 
@@ -352,7 +356,7 @@ def google_status(exc: BaseException) -> GoogleStatus | None:
     number: int | None = None
     status = _get(exc, "status")
     if isinstance(status, str):
-        number = GRPC_CODES.get(status.strip().upper())
+        number = facts.GRPC_CODES.get(status.strip().upper())
     api_core = number is None and _has(exc, "grpc_status_code")
     if api_core:
         number = _grpc_number(_get(exc, "grpc_status_code"))
@@ -362,7 +366,7 @@ def google_status(exc: BaseException) -> GoogleStatus | None:
     http = int(code) if _is_int(code) and 100 <= code <= 599 else None
     if not number:
         return GoogleStatus(http_status=http, grpc_status=None, name="")
-    return GoogleStatus(http_status=http, grpc_status=number, name=GRPC_CODE_NAMES[number])
+    return GoogleStatus(http_status=http, grpc_status=number, name=facts.GRPC_CODE_NAMES[number])
 
 
 def _has(obj: object, name: str) -> bool:

@@ -13,10 +13,10 @@ Converse's `stopReason: guardrail_intervened`. Nothing raises, so the convention
 - `language: python`; `message`: a short sentence; `attributes.model` when known.
 
 Rules for them are in rules/providers/finish-reasons.yaml. Only refusal and filter
-reasons are failures here (`FAILURE_REASONS`); a normal stop (`stop`, `end_turn`, `STOP`)
-and a **length cut-off** (`length`, `max_tokens`, `MAX_TOKENS`) give None: a cut-off is model
-misbehaviour, which the taxonomy leaves Unknown, and treating it as a failure would fail
-runs that only need a larger `max_tokens`.
+reasons are failures here (`FAILURE_REASONS`, from facts.json); a normal stop (`stop`,
+`end_turn`, `STOP`) and a **length cut-off** (`length`, `max_tokens`, `MAX_TOKENS`) give
+None: a cut-off is model misbehaviour, which the taxonomy leaves Unknown, and treating it
+as a failure would fail runs that only need a larger `max_tokens`.
 
 Nothing here imports an SDK: the response objects are read by their attribute names
 (openai, anthropic, google-genai) or as the JSON the APIs send (any HTTP client), and
@@ -30,40 +30,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from classifier import limits
-from classifier.descriptor import Descriptor, build_descriptor
-from classifier.taxonomy import Origin
+from errorclass_client import facts
+from errorclass_client._text import strip
+from errorclass_client.descriptor import Descriptor, fit
+from errorclass_client.taxonomy import Origin
 
-FINISH_REASON = "errorclass.FinishReason"
-PROMPT_BLOCKED = "errorclass.PromptBlocked"
-RESPONSE_FAILURE = "errorclass.ResponseFailure"
-
-FAILURE_REASONS = frozenset(
-    {
-        # OpenAI and Azure OpenAI (chat completions finish_reason; Responses incomplete_details)
-        "content_filter",
-        # Anthropic stop_reason
-        "refusal",
-        # Gemini finishReason (google-genai FinishReason)
-        "SAFETY",
-        "RECITATION",
-        "BLOCKLIST",
-        "PROHIBITED_CONTENT",
-        "SPII",
-        "IMAGE_SAFETY",
-        "IMAGE_PROHIBITED_CONTENT",
-        "IMAGE_RECITATION",
-        # Bedrock Converse stopReason
-        "guardrail_intervened",
-        "content_filtered",
-    }
-)
-"""Finish/stop reasons that are the provider refusing or filtering."""
-
-CUTOFF_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "model_context_window_exceeded"})
+FINISH_REASON = facts.FINISH_REASON_TYPE
+PROMPT_BLOCKED = facts.PROMPT_BLOCKED_TYPE
+RESPONSE_FAILURE = facts.RESPONSE_FAILURE_TYPE
+FAILURE_REASONS = frozenset(r for reasons in facts.FAILURE_REASONS.values() for r in reasons)
+"""Finish/stop reasons that are the provider refusing or filtering, whatever the provider
+label (an API is reached under many names: Azure OpenAI, Vertex)."""
+CUTOFF_REASONS = frozenset(facts.CUTOFF_REASONS)
 """Length cut-offs: model misbehaviour (Unknown by the taxonomy), never sent as failures."""
-
-NOT_BLOCKED = frozenset({"", "BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED"})
+NOT_BLOCKED = frozenset(facts.NOT_BLOCKED)
 
 
 def descriptor_from_finish_reason(
@@ -78,31 +58,33 @@ def descriptor_from_finish_reason(
     """The descriptor for a response that ended with `reason`, or None when it is no failure.
 
     `prompt_blocked` says the prompt itself was refused (Gemini's
-    `promptFeedback.blockReason`): every block reason is then a failure. Otherwise only
-    `FAILURE_REASONS` are; a normal stop and a length cut-off (`CUTOFF_REASONS`) give None.
+    `promptFeedback.blockReason`): every block reason is then a failure but those of
+    NOT_BLOCKED. Otherwise only FAILURE_REASONS are; a normal stop and a length cut-off
+    (CUTOFF_REASONS) give None. The reason is compared as the API spells it, stripped.
     """
     reason = _name(reason)
     if prompt_blocked:
         if reason in NOT_BLOCKED:
             return None
-        kind, text = PROMPT_BLOCKED, f"The {provider} API blocked the prompt ({reason})."
+        kind, template = PROMPT_BLOCKED, facts.PROMPT_BLOCKED_MESSAGE
     elif reason in FAILURE_REASONS:
-        kind = FINISH_REASON
-        text = f"The {provider} response ended with the failure finish reason {reason}."
+        kind, template = FINISH_REASON, facts.FINISH_REASON_MESSAGE
     else:
         return None
     attrs = dict(attributes or {})
     if model:
         attrs.setdefault("model", model)
-    return build_descriptor(
-        type=kind,
-        supertypes=(RESPONSE_FAILURE,),
-        origin=Origin.provider,
-        code=reason[: limits.MAX_CODE_CHARS],
-        message=text,
-        language=language,
-        provider=provider,
-        attributes=attrs or None,
+    return fit(
+        Descriptor(
+            type=kind,
+            supertypes=(RESPONSE_FAILURE,),
+            origin=Origin.provider,
+            code=reason,
+            message=template.format(provider=provider, reason=reason),
+            language=language,
+            provider=provider,
+            attributes=attrs,
+        )
     )
 
 
@@ -262,8 +244,8 @@ def _list(value: Any) -> list[Any]:
 def _name(value: Any) -> str:
     """A reason as the API spells it: an enum's value (google-genai's are str enums), or text."""
     inner = getattr(value, "value", value)
-    return inner.strip() if isinstance(inner, str) else ""
+    return strip(inner) if isinstance(inner, str) else ""
 
 
 def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    return strip(value) if isinstance(value, str) else ""

@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from classifier.client import (
+from classifier.server import GrpcServer
+from errorclass_client import (
     Client,
+    Origin,
     describe_tool_failure,
     descriptor_from_exception,
     runtime_attributes,
 )
-from classifier.server import GrpcServer
-from classifier.taxonomy import Origin
 
 
 def test_each_keyword_becomes_its_attribute() -> None:

@@ -1,7 +1,9 @@
-"""classifier.client.Client against a real server on a loopback port."""
+"""errorclass_client.Client against a real classifier server on a loopback port, its answers
+compared with the server package's own engine."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Iterator
@@ -20,10 +22,14 @@ from classifier import (
     descriptor_from_data,
     explain,
 )
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.answer import Classification
-from classifier.client import (
+from classifier.engine.explain import render_explanation
+from classifier.server import GrpcServer
+from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.service import ClassifierService
+from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client import (
     Answer,
     CauseInput,
     Client,
@@ -33,14 +39,13 @@ from classifier.client import (
     FieldViolation,
     Origin,
     ServiceError,
+    Unclassified,
     UnknownReason,
 )
-from classifier.engine.explain import render_explanation
-from classifier.server import GrpcServer
-from classifier.server.explain import ExplainBudget, Explainer
-from classifier.server.rpc.pushback import Pushback
-from classifier.server.rpc.service import ClassifierService
-from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.client import _error
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.wire import descriptor_to_proto
 
 DESCRIPTORS: list[dict[str, Any]] = [
     {
@@ -79,15 +84,20 @@ def client(server: GrpcServer) -> Iterator[Client]:
 
 
 def same(answer: Answer, local: Classification) -> None:
-    """The remote answer says what the in-process engine says, field by field."""
-    assert answer.error_class is local.error_class
+    """The remote answer says what the in-process engine says, field by field (the client's
+    types are its own: compared by number and by fields)."""
+    assert answer.error_class == local.error_class
+    assert isinstance(answer.error_class, ErrorClass)
     assert answer.class_name == local.error_class.name
-    assert (answer.action, answer.effect, answer.retryable) == (
-        local.action,
-        local.effect,
+    assert (dataclasses.asdict(answer.action), int(answer.effect), answer.retryable) == (
+        dataclasses.asdict(local.action),
+        int(local.effect),
         local.retryable,
     )
-    assert (answer.rule_id, answer.unknown_reason) == (local.rule_id, local.unknown_reason)
+    assert (answer.rule_id, int(answer.unknown_reason)) == (
+        local.rule_id,
+        int(local.unknown_reason),
+    )
     assert (answer.ruleset_version, answer.ruleset_digest) == (
         local.ruleset_version,
         local.ruleset_digest,
@@ -133,7 +143,9 @@ def test_explain_matches_the_engine(client: Client, bundled: Ruleset) -> None:
     d = descriptor_from_data(DESCRIPTORS[1])
     a = client.classify(d, explain=True)
     local = explain(bundled, d)
-    assert a.explanation == local.explanation
+    assert a.explanation is not None
+    assert local.explanation is not None
+    assert dataclasses.asdict(a.explanation) == dataclasses.asdict(local.explanation)
     assert a.explanation_text == render_explanation(d, local)
 
 
@@ -165,15 +177,15 @@ def test_get_ruleset_and_list_classes(client: Client, bundled: Ruleset) -> None:
     )
     classes = client.list_classes()
     assert [c.error_class for c in classes] == list(ErrorClass)
-    for c in classes:
+    for c, server_class in zip(classes, bundled.defaults, strict=True):
         assert isinstance(c.error_class, ErrorClass)
-        default = bundled.defaults[c.error_class]
-        assert (c.name, c.default_action, c.default_effect, c.default_retryable) == (
-            c.error_class.name,
-            default.action,
-            default.effect,
-            default.retryable,
+        default = bundled.defaults[server_class]
+        assert (c.name, dataclasses.asdict(c.default_action), int(c.default_effect)) == (
+            server_class.name,
+            dataclasses.asdict(default.action),
+            int(default.effect),
         )
+        assert c.default_retryable == default.retryable
 
 
 def test_bad_keywords_fail_before_any_call() -> None:
@@ -220,24 +232,39 @@ def test_a_cause_that_is_no_cause_is_refused_naming_it() -> None:
         ("descriptor.causes[1].type", "is required"),
         (
             "descriptor.causes[2]",
-            "a cause is a CauseInput or a dict of its fields ({'type': ...}), not str",
+            "a cause is a Cause or a mapping of its fields ({'type': ...}), not str",
         ),
     ]
 
 
-def test_server_violations_become_descriptor_errors(client: Client) -> None:
-    """What only the server refuses arrives as the same DescriptorError, fields from the BadRequest detail."""
+def test_server_violations_become_descriptor_errors(client: Client, server: GrpcServer) -> None:
+    """What the server refuses arrives as the same DescriptorError the client raises itself:
+    the fields from the BadRequest detail of the call's trailers (decoded in a private
+    descriptor pool, without googleapis-common-protos)."""
     unchecked = Descriptor(type="x", http_status=42, causes=())
-    with pytest.raises(DescriptorError) as err:
-        client.classify(unchecked)
-    assert err.value.violations == [
+    with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        stub = pb_grpc.ErrorClassifierStub(channel)
+        with pytest.raises(grpc.RpcError) as raw:
+            stub.Classify(pb.ClassifyRequest(descriptor=descriptor_to_proto(unchecked)), timeout=10)
+    error = _error(raw.value, [])
+    assert isinstance(error, DescriptorError)
+    assert error.violations == [
         FieldViolation("descriptor.http_status", "42 is not an HTTP status (100-599)")
     ]
+    with pytest.raises(DescriptorError) as err:  # found by the client, named as the server does
+        client.classify(unchecked)
+    assert err.value.violations == error.violations
+
+
+def test_batch_and_stream_name_the_bad_descriptor_as_the_server_does(client: Client) -> None:
+    """A batch is validated whole before the call (`requests[i].descriptor...`); a stream
+    answers what came before a bad descriptor, then refuses it (`stream[i].descriptor...`)."""
     with pytest.raises(DescriptorError) as err:
         client.classify_batch([build_descriptor(type="ok"), Descriptor(type="")])
     assert [v.field for v in err.value.violations] == ["requests[1].descriptor.type"]
+    answered: list[Answer] = []
     with pytest.raises(DescriptorError) as err:
-        list(
+        answered.extend(
             client.classify_stream(
                 [build_descriptor(type="ok"), Descriptor(type="", grpc_status=99)]
             )
@@ -246,6 +273,32 @@ def test_server_violations_become_descriptor_errors(client: Client) -> None:
         "stream[1].descriptor.type",
         "stream[1].descriptor.grpc_status",
     ]
+    assert [a.class_name for a in answered] == ["Unknown"]
+
+
+def test_mappings_are_descriptors_everywhere(client: Client, bundled: Ruleset) -> None:
+    """Issue 30: a plain mapping of the fields (origin and gRPC status by name, causes as
+    mappings) is taken by classify, classify_batch and classify_stream alike."""
+    answers = [client.classify(data) for data in DESCRIPTORS]
+    assert client.classify_batch(DESCRIPTORS) == answers
+    assert list(client.classify_stream(iter(DESCRIPTORS))) == answers
+    for a, data in zip(answers, DESCRIPTORS, strict=True):
+        same(a, classify(bundled, descriptor_from_data(data)))
+    with pytest.raises(DescriptorError) as err:
+        client.classify_batch([{"type": "ok"}, {"type": "x", "origin": "nowhere"}])
+    assert [v.field for v in err.value.violations] == ["requests[1].descriptor.origin"]
+
+
+def test_a_client_descriptor_is_built_with_its_origin_checked() -> None:
+    """Issue 30: `Descriptor(origin="tool")` is the origin tool; an unknown name is refused
+    when the descriptor is built, naming the field, never later with a ValueError."""
+    from errorclass_client import Descriptor as ClientDescriptor
+
+    assert ClientDescriptor(type="TimeoutError", origin="tool").origin is Origin.tool
+    assert ClientDescriptor(type="x", origin="caller").origin is Origin.user
+    with pytest.raises(DescriptorError) as err:
+        ClientDescriptor(type="TimeoutError", origin="toll")
+    assert [v.field for v in err.value.violations] == ["descriptor.origin"]
 
 
 def test_descriptor_or_keywords_not_both(client: Client) -> None:
@@ -256,11 +309,15 @@ def test_descriptor_or_keywords_not_both(client: Client) -> None:
         client.classify()  # type: ignore[call-overload]
 
 
-def test_no_server_is_a_service_error() -> None:
-    """Nothing listening: ServiceError UNAVAILABLE, with the gRPC error as its cause."""
+def test_no_server_is_unclassified_keeping_the_descriptor() -> None:
+    """Nothing listening: Unclassified (a ServiceError) UNAVAILABLE, the descriptor kept, the
+    gRPC error as its cause."""
     with Client("127.0.0.1:1", timeout=2, attempts=1) as c, pytest.raises(ServiceError) as err:
-        c.classify(type="x")
+        c.classify(type="x", origin="tool")
+    assert isinstance(err.value, Unclassified)
     assert err.value.code is grpc.StatusCode.UNAVAILABLE
+    assert [(d.type, d.origin) for d in err.value.descriptors] == [("x", Origin.tool)]
+    assert not err.value.short_circuited
     assert isinstance(err.value.__cause__, grpc.RpcError)
 
 
@@ -346,10 +403,16 @@ def test_attempts_must_be_positive() -> None:
         Client("127.0.0.1:1", attempts=0)
 
 
-def test_the_keyword_forms_have_the_field_tables_fields() -> None:
-    """DescriptorFields and CauseFields (what a type checker sees) are the field table's."""
-    from classifier.client import CauseFields, DescriptorFields
+def test_the_clients_fields_are_the_servers() -> None:
+    """The client's descriptor, its keyword forms and the server's field table agree."""
     from classifier.descriptor import CAUSE_FIELD_NAMES, FIELD_NAMES
+    from errorclass_client import Cause, CauseFields, DescriptorFields
+    from errorclass_client import Descriptor as ClientDescriptor
+    from errorclass_client import descriptor as client_descriptor
 
+    assert client_descriptor.FIELD_NAMES == FIELD_NAMES
+    assert client_descriptor.CAUSE_FIELD_NAMES == CAUSE_FIELD_NAMES
+    assert tuple(f.name for f in dataclasses.fields(ClientDescriptor)) == FIELD_NAMES
+    assert tuple(f.name for f in dataclasses.fields(Cause)) == CAUSE_FIELD_NAMES
     assert tuple(DescriptorFields.__annotations__) == FIELD_NAMES
     assert tuple(CauseFields.__annotations__) == CAUSE_FIELD_NAMES

@@ -17,7 +17,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from classifier import Ruleset, classify
-from classifier.client import (
+from errorclass_client import (
     Descriptor,
     Origin,
     descriptor_from_exception,

@@ -12,9 +12,9 @@ import grpc
 import pytest
 
 from classifier import Ruleset
-from classifier.client import TLS, Client, ErrorClass, ServiceError
 from classifier.server import create_server
 from classifier.server.rpc.tls import TlsFiles
+from errorclass_client import TLS, Client, ErrorClass, ServiceError
 from tests.certs import Authority, Pem
 
 

@@ -1,12 +1,12 @@
-"""What the service answers, as the Python client returns it.
+"""What the service answers, as the client returns it.
 
-The fields mirror `classifier.engine.Classification`, so code that
-classifies in-process and code that calls the service read the same names.
-One difference is deliberate: `error_class` is the `ErrorClass` member when
-this client knows the number, and the bare number when the server is newer
-and has appended a class this client has never seen. The number is what a
-runtime stores, so it is never lost or guessed; `class_name` always carries
-the server's name for it.
+The fields mirror the server's `classifier.Classification` and its explanation (a test
+checks the names agree), so code that classifies in process and code that calls the
+service read the same names. One difference is deliberate: `error_class` is the
+`ErrorClass` member when this client knows the number, and the bare number when the
+server is newer and has appended a class this client has never seen. The number is what
+a runtime stores, so it is never lost or guessed; `class_name` always carries the
+server's name for it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,92 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from classifier.answer import Action, Explanation
-from classifier.taxonomy import Effect, ErrorClass, UnknownReason
+from errorclass_client.taxonomy import Effect, ErrorClass, UnknownReason
+
+NO_TYPE_DEPTH = -1
+"""`RuleMatch.type_depth` of a rule without a type condition (on the wire too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A recommended operator action."""
+
+    id: str
+    summary: str
+    runbook_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """A rule that matched, the conditions that held, and its precedence key."""
+
+    rule_id: str
+    location: str
+    class_name: str
+    conditions: tuple[str, ...]
+    type_depth: int
+    condition_count: int
+    priority: int
+    effect: str = ""
+    fallback: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PrecedenceDecision:
+    """Why the winner beat another match: the step that decided, and a sentence."""
+
+    loser_rule_id: str
+    step: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class NearMiss:
+    """A rule that came close, the conditions that failed, and what the descriptor had instead.
+
+    `observed` runs parallel to `failed_conditions` (empty when the tracer
+    was not given the descriptor).
+    """
+
+    rule_id: str
+    location: str
+    class_name: str
+    failed_conditions: tuple[str, ...]
+    held_count: int
+    held_conditions: tuple[str, ...] = ()
+    observed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleVerdict:
+    """Why one named rule did or did not decide a descriptor (`explain --rule`).
+
+    `outcome` is `decided`; `no_match` (the conditions that held and failed, with what the
+    descriptor had where each failed look); `lost` (it matched, and lost at precedence
+    `step` to `rivals`, for `reason`); or `conflict` (it tied with `rivals` and they
+    disagreed, so the answer is Unknown).
+    """
+
+    rule_id: str
+    location: str
+    class_name: str
+    outcome: str
+    held_conditions: tuple[str, ...] = ()
+    failed_conditions: tuple[str, ...] = ()
+    observed: tuple[str, ...] = ()
+    step: str = ""
+    rivals: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """How the engine reached an answer: matches best first, decisions, near misses."""
+
+    matches: tuple[RuleMatch, ...]
+    winner_rule_id: str
+    decisions: tuple[PrecedenceDecision, ...]
+    near_misses: tuple[NearMiss, ...]
 
 
 def error_class(number: int) -> ErrorClass | int:

@@ -1,69 +1,100 @@
-"""Domain <-> protobuf for the client: the only client module that touches generated types.
+"""Domain <-> protobuf for the client: the only module that touches the generated messages.
 
-The server's `classifier.server.rpc.convert` reads descriptors off the wire and
-writes answers onto it; this module does the opposite two directions, so a
-descriptor survives the round trip unchanged (a test checks that).
+The server's `classifier.server.rpc.convert` reads descriptors off the wire and writes
+answers onto it; this module does the opposite two directions, so a descriptor survives
+the round trip unchanged (a test checks that).
 
-Enum numbers this client does not know (a newer server) are kept for the
-class, which runtimes store, and read as the zero value ("no claim") for
-effect and unknown reason.
+Enum numbers this client does not know (a newer server) are kept for the class, which
+runtimes store, and read as the zero value ("no claim") for effect and unknown reason.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.answer import (
+from errorclass_client.answer import (
     Action,
+    Answer,
+    ClassInfo,
     Explanation,
     NearMiss,
     PrecedenceDecision,
-    RuleMatch,
-    RuleVerdict,
-)
-from classifier.client.answer import (
-    Answer,
-    ClassInfo,
     ReloadInfo,
     ReloadResult,
+    RuleMatch,
     RulesetInfo,
     RulesetLayer,
+    RuleVerdict,
     error_class,
 )
-from classifier.descriptor import CAUSE_FIELDS, FIELDS, Cause, Descriptor, DescriptorField
-from classifier.taxonomy import Effect, UnknownReason
+from errorclass_client.descriptor import Cause, Descriptor, DescriptorShaped
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.taxonomy import Effect, UnknownReason
 
 _E = TypeVar("_E", Effect, UnknownReason)
 
 
-def descriptor_to_proto(d: Descriptor) -> pb.ExceptionDescriptor:
-    """The descriptor as the proto carries it: each field of the table under its own name,
-    an `optional` one left unset when None."""
-    return pb.ExceptionDescriptor(**_wire_fields(d, FIELDS))
+def descriptor_to_proto(d: Descriptor | DescriptorShaped) -> pb.ExceptionDescriptor:
+    """The descriptor as the proto carries it, an `optional` status left unset when None.
+
+    Sent as it is: `validate` first (the Client does), or the server may refuse it. The
+    server's own `classifier.Descriptor` has the same fields, so its tests send theirs."""
+    return pb.ExceptionDescriptor(
+        type=d.type,
+        supertypes=d.supertypes,
+        http_status=d.http_status,
+        grpc_status=d.grpc_status,
+        origin=cast("pb.Origin", int(d.origin)),  # protobuf takes the number
+        code=d.code,
+        message=d.message,
+        causes=[cause_to_proto(c) for c in d.causes],
+        language=d.language,
+        provider=d.provider,
+        attributes=d.attributes,
+    )
 
 
-def cause_to_proto(c: Cause) -> pb.Cause:
-    return pb.Cause(**_wire_fields(c, CAUSE_FIELDS))
+def cause_to_proto(c: Cause | Any) -> pb.Cause:
+    return pb.Cause(
+        type=c.type,
+        supertypes=c.supertypes,
+        http_status=c.http_status,
+        grpc_status=c.grpc_status,
+        code=c.code,
+        message=c.message,
+    )
 
 
-def _wire_fields(value: Descriptor | Cause, fields: tuple[DescriptorField, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields:
-        v = getattr(value, f.name)
-        if v is None:
-            continue
-        if f.kind == "origin":
-            v = int(v)
-        elif f.kind == "causes":
-            v = [cause_to_proto(c) for c in v]
-        elif f.kind == "attributes":
-            v = dict(v)
-        out[f.name] = v
-    return out
+def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:
+    """The descriptor a message carries, as sent (the server validates what it reads)."""
+    return Descriptor(
+        type=msg.type,
+        supertypes=msg.supertypes,
+        http_status=msg.http_status if msg.HasField("http_status") else None,
+        grpc_status=msg.grpc_status if msg.HasField("grpc_status") else None,
+        origin=msg.origin,
+        code=msg.code,
+        message=msg.message,
+        causes=[
+            Cause(
+                type=c.type,
+                supertypes=c.supertypes,
+                http_status=c.http_status if c.HasField("http_status") else None,
+                grpc_status=c.grpc_status if c.HasField("grpc_status") else None,
+                code=c.code,
+                message=c.message,
+            )
+            for c in msg.causes
+        ],
+        language=msg.language,
+        provider=msg.provider,
+        attributes=dict(msg.attributes),
+    )
 
 
-def request(d: Descriptor, explain: bool, explain_rule: str = "") -> pb.ClassifyRequest:
+def request(
+    d: Descriptor | DescriptorShaped, explain: bool, explain_rule: str = ""
+) -> pb.ClassifyRequest:
     return pb.ClassifyRequest(
         descriptor=descriptor_to_proto(d), explain=explain, explain_rule=explain_rule
     )

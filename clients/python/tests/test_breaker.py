@@ -12,11 +12,10 @@ from contextlib import contextmanager
 import grpc
 import pytest
 
-from classifier.client import DEFAULT_TIMEOUT, Client, ServiceError
 from classifier.client.local import LocalFallback
 from classifier.engine.ruleset import Ruleset
 from classifier.server import create_server
-from classifier.taxonomy import ErrorClass
+from errorclass_client import DEFAULT_TIMEOUT, Client, ErrorClass, ServiceError, Unclassified
 from tests.support import BUNDLED_RULES, wait_for
 
 
@@ -63,10 +62,12 @@ def test_a_hung_server_costs_one_deadline_then_calls_fail_at_once() -> None:
         assert took < DEFAULT_TIMEOUT + 0.5
         started = time.monotonic()
         for _ in range(20):
-            with pytest.raises(ServiceError) as later:
+            with pytest.raises(Unclassified) as later:
                 client.classify(type="x.Y")
             assert later.value.code is grpc.StatusCode.UNAVAILABLE
             assert "circuit open" in later.value.details
+            assert later.value.short_circuited
+            assert [d.type for d in later.value.descriptors] == ["x.Y"]
         fast = time.monotonic() - started
         print(
             f"\nhung server: first call {took * 1000:.0f} ms, then 20 calls in {fast * 1000:.1f} ms"

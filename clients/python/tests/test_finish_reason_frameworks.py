@@ -22,7 +22,7 @@ from openai.types.responses import (
 from pydantic_ai.messages import ModelResponse, TextPart
 
 from classifier import Ruleset, classify
-from classifier.client import descriptor_from_response
+from errorclass_client import descriptor_from_response
 
 
 def test_langchain_message_response_metadata(bundled: Ruleset) -> None:

@@ -1,16 +1,32 @@
-"""The client's protobuf conversion: descriptors survive the wire, newer enums do not break older clients."""
+"""The client's protobuf conversion and validation against the server's own: descriptors
+survive the wire, the client refuses what the service refuses, and newer enums do not
+break older clients."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-import classifier.client
-from classifier import Descriptor, build_descriptor
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.client import CauseInput, Effect, ErrorClass, Origin, UnknownReason
-from classifier.client.wire import answer_from_proto, class_info_from_proto, descriptor_to_proto
+import errorclass_client
+from classifier.descriptor import as_descriptor
+from classifier.errors import DescriptorError as ServerDescriptorError
 from classifier.server.rpc.convert import descriptor_from_proto
+from errorclass_client import (
+    CauseInput,
+    Descriptor,
+    DescriptorError,
+    Effect,
+    ErrorClass,
+    Origin,
+    UnknownReason,
+    validate,
+)
+from errorclass_client.descriptor import descriptor_fields
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.wire import answer_from_proto, class_info_from_proto, descriptor_to_proto
+from tools.spec.vectors import vector_fields
 
 names = st.text(
     st.characters(codec="utf-8", exclude_categories=["Cs", "Cc", "Zs"]), min_size=1, max_size=30
@@ -31,7 +47,7 @@ causes = st.builds(
 
 @st.composite
 def descriptors(draw: st.DrawFn) -> Descriptor:
-    return build_descriptor(
+    return Descriptor(
         type=draw(names),
         supertypes=draw(st.lists(names, max_size=4)),
         http_status=draw(statuses),
@@ -48,9 +64,55 @@ def descriptors(draw: st.DrawFn) -> Descriptor:
 
 @given(descriptors())
 def test_descriptor_round_trip(d: Descriptor) -> None:
-    """What the client writes, the server reads back as the same descriptor (status 0 and unset stay apart)."""
-    wire = pb.ExceptionDescriptor.FromString(descriptor_to_proto(d).SerializeToString())
-    assert descriptor_from_proto(wire) == d
+    """What the client sends, the server reads back as the same descriptor (status 0 and unset stay apart)."""
+    sent = validate(d)
+    wire = pb.ExceptionDescriptor.FromString(descriptor_to_proto(sent).SerializeToString())
+    assert vector_fields(descriptor_from_proto(wire)) == descriptor_fields(sent)
+
+
+loose = st.text(st.sampled_from("aZ. _\t\u3000\u00c9"), max_size=6)
+"""Names with spaces around and inside, and empty ones."""
+
+
+@st.composite
+def loose_descriptors(draw: st.DrawFn) -> Descriptor:
+    cause = st.builds(
+        CauseInput,
+        type=loose,
+        supertypes=st.lists(loose, max_size=2),
+        http_status=st.none() | st.integers(0, 700),
+        grpc_status=st.none() | st.integers(-1, 18),
+        code=loose,
+    )
+    return Descriptor(
+        type=draw(loose),
+        supertypes=draw(st.lists(loose, max_size=3)),
+        http_status=draw(st.none() | st.integers(0, 700)),
+        grpc_status=draw(st.none() | st.integers(-1, 18)),
+        origin=draw(st.sampled_from(Origin)),
+        code=draw(loose),
+        causes=draw(st.lists(cause, max_size=2)),
+        language=draw(loose),
+        provider=draw(loose),
+        attributes=draw(st.dictionaries(loose, loose, max_size=2)),
+    )
+
+
+@given(loose_descriptors())
+def test_the_clients_validation_is_the_services(d: Descriptor) -> None:
+    """On any descriptor, the client's `validate` accepts what the service accepts, normalised
+    alike, and refuses what it refuses naming the same fields (the vectors pin the limits)."""
+    mine: dict[str, Any]
+    theirs: dict[str, Any]
+    try:
+        mine = {"descriptor": descriptor_fields(validate(d))}
+    except DescriptorError as exc:
+        mine = {"violations": [v.field for v in exc.violations]}
+    try:
+        theirs = {"descriptor": vector_fields(as_descriptor(d))}
+    except ServerDescriptorError as exc:
+        theirs = {"violations": [v.field for v in exc.violations]}
+    assert mine == theirs
 
 
 def test_a_newer_servers_class_is_kept_as_its_number() -> None:
@@ -73,40 +135,60 @@ def test_a_newer_servers_class_is_kept_as_its_number() -> None:
 
 
 def test_public_names_are_pinned() -> None:
-    """classifier.client exports exactly these names; a change here is a change to its users."""
-    assert sorted(classifier.client.__all__) == sorted(
+    """errorclass_client exports exactly these names; a change here is a change to its users."""
+    assert sorted(errorclass_client.__all__) == sorted(
         [
             "DEFAULT_ATTEMPTS",
             "DEFAULT_TIMEOUT",
             "TLS",
+            "Action",
             "Answer",
+            "BodyEvidence",
+            "Breaker",
+            "BreakerState",
+            "Cause",
             "CauseFields",
             "CauseInput",
             "ClassInfo",
             "Client",
+            "ClientError",
             "Descriptor",
             "DescriptorError",
             "DescriptorFields",
+            "DescriptorInput",
             "Effect",
             "ErrorClass",
+            "Explanation",
+            "Fallback",
             "FieldViolation",
+            "NearMiss",
             "Origin",
+            "PrecedenceDecision",
             "ReloadInfo",
             "ReloadResult",
+            "RuleMatch",
+            "RuleVerdict",
             "RulesetInfo",
             "RulesetLayer",
+            "RuntimeFactError",
             "ServiceError",
+            "Unclassified",
             "UnknownReason",
+            "__version__",
             "describe_tool_failure",
             "descriptor_from_exception",
             "descriptor_from_finish_reason",
+            "descriptor_from_mapping",
             "descriptor_from_response",
             "descriptor_from_span",
             "descriptor_from_span_event",
+            "evidence",
+            "fit",
             "runtime_attributes",
+            "validate",
         ]
     )
-    assert all(hasattr(classifier.client, name) for name in classifier.client.__all__)
+    assert all(hasattr(errorclass_client, name) for name in errorclass_client.__all__)
 
 
 def test_a_newer_servers_effect_in_an_explanation_reads_as_no_claim() -> None:
