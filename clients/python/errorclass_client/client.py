@@ -274,11 +274,7 @@ class Client:
         if (descriptor is None) == (not fields):
             raise TypeError("classify() takes a descriptor or descriptor keywords, not both")
         d = validate(descriptor if descriptor is not None else descriptor_from_mapping(fields))
-        request = pb.ClassifyRequest(
-            descriptor=wire.descriptor_to_proto(d),
-            explain=explain or bool(explain_rule),
-            explain_rule=explain_rule,
-        )
+        request = wire.request(d, explain or bool(explain_rule), explain_rule)
         fallback = self.fallback
         return self._call(
             lambda: wire.answer_from_proto(
@@ -332,21 +328,26 @@ class Client:
         DescriptorError names `requests[i].descriptor...`). Raises Unclassified, keeping
         every descriptor in order, when the service cannot answer.
         """
+        given_all = list(descriptors)
+        if len(given_all) > facts.MAX_BATCH:
+            raise DescriptorError(
+                [
+                    FieldViolation(
+                        "requests",
+                        f"{len(given_all)} requests exceed the batch limit of {facts.MAX_BATCH}",
+                    )
+                ]
+            )
         listed: list[Descriptor] = []
         violations: list[FieldViolation] = []
-        for i, given in enumerate(descriptors):
+        for i, given in enumerate(given_all):
             try:
                 listed.append(validate(given, f"requests[{i}].descriptor"))
             except DescriptorError as exc:
                 violations += exc.violations
         if violations:
             raise DescriptorError(violations)
-        request = pb.ClassifyBatchRequest(
-            requests=[
-                pb.ClassifyRequest(descriptor=wire.descriptor_to_proto(d), explain=explain)
-                for d in listed
-            ]
-        )
+        request = pb.ClassifyBatchRequest(requests=[wire.request(d, explain) for d in listed])
         fallback = self.fallback
 
         def send() -> list[Answer]:
@@ -385,7 +386,7 @@ class Client:
                     refused.append(exc)
                     return
                 pending.append(d)
-                yield pb.ClassifyRequest(descriptor=wire.descriptor_to_proto(d), explain=explain)
+                yield wire.request(d, explain)
 
         breaker = self.breaker
         if breaker is not None and not breaker.allow():

@@ -276,6 +276,18 @@ def test_batch_and_stream_name_the_bad_descriptor_as_the_server_does(client: Cli
     assert [a.class_name for a in answered] == ["Unknown"]
 
 
+def test_a_batch_over_the_limit_is_refused_before_any_call() -> None:
+    """More than MAX_BATCH descriptors: refused as the server refuses it, naming `requests`."""
+    from errorclass_client import facts
+
+    with Client("127.0.0.1:1", attempts=1) as c, pytest.raises(DescriptorError) as err:
+        c.classify_batch([{"type": "x"}] * (facts.MAX_BATCH + 1))
+    assert err.value.violations == [
+        FieldViolation("requests", f"{facts.MAX_BATCH + 1} requests exceed the batch limit of 1000")
+    ]
+    assert c.counters["failed"] == 0  # never sent
+
+
 def test_mappings_are_descriptors_everywhere(client: Client, bundled: Ruleset) -> None:
     """Issue 30: a plain mapping of the fields (origin and gRPC status by name, causes as
     mappings) is taken by classify, classify_batch and classify_stream alike."""
@@ -411,6 +423,8 @@ def test_the_clients_fields_are_the_servers() -> None:
     from errorclass_client import descriptor as client_descriptor
 
     assert client_descriptor.FIELD_NAMES == FIELD_NAMES
+    assert tuple(f.name for f in pb.ExceptionDescriptor.DESCRIPTOR.fields) == FIELD_NAMES
+    assert tuple(f.name for f in pb.Cause.DESCRIPTOR.fields) == CAUSE_FIELD_NAMES
     assert client_descriptor.CAUSE_FIELD_NAMES == CAUSE_FIELD_NAMES
     assert tuple(f.name for f in dataclasses.fields(ClientDescriptor)) == FIELD_NAMES
     assert tuple(f.name for f in dataclasses.fields(Cause)) == CAUSE_FIELD_NAMES
