@@ -21,6 +21,7 @@ import time
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import outage_harness
@@ -64,6 +65,16 @@ def _run(*args: str | Path, timeout: float = PIP_TIMEOUT, cwd: Path | None = Non
     return done.stdout
 
 
+def _isolation() -> list[str]:
+    """Build with the repository venv's setuptools when it can build the client (grpcio-tools
+    brings one): an isolated build installs its own first, three times as long."""
+    try:
+        major = int(version("setuptools").split(".")[0])
+    except PackageNotFoundError:
+        return []
+    return ["--no-build-isolation"] if major >= 77 else []
+
+
 @dataclass(frozen=True)
 class Fresh:
     python: Path
@@ -81,12 +92,8 @@ def _key() -> str:
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Fresh:
     started = time.monotonic()
     wheels = tmp_path_factory.mktemp("client-wheel")
-    # Built with the repository venv's setuptools (a dev dependency): an isolated build
-    # would install one first, three times as long.
     _run(
-        sys.executable,
-        *("-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"),
-        *("-w", wheels, CLIENT),
+        sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *_isolation(), "-w", wheels, CLIENT
     )
     [wheel] = wheels.glob("errorclass_client-*.whl")
     venv = Path(sys.prefix) / "fresh-venvs" / _key()
