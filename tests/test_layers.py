@@ -16,8 +16,7 @@ from tests.support import ROOT
 
 PACKAGE = ROOT / "classifier"
 CLIENT = ROOT / "clients" / "python" / "errorclass_client"
-KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "contract", "descriptor", "answer"}
-KERNEL |= {"text"}
+KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
 KERNEL |= {"diagnostic_output", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
 KERNEL |= {"contract"}
 LAYERS = [

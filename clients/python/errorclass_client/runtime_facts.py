@@ -40,8 +40,9 @@ def runtime_attributes(
     stage: str | None = None,
     provider_calls: int | str | None = None,
 ) -> dict[str, str]:
-    """The attributes for what the runtime says. Each value is stripped and lower-cased; a
-    value outside the contract raises RuntimeFactError (a ValueError) naming the fact."""
+    """The attributes for what the runtime says. Each value is text (a count may also be a
+    whole number), stripped and lower-cased; a value outside the contract raises
+    RuntimeFactError (a ValueError) naming the fact."""
     return facts_attributes(
         {"time_limit": time_limit, "veto": veto, "stage": stage, "provider_calls": provider_calls}
     )
@@ -65,7 +66,9 @@ def facts_attributes(given: Mapping[str, object]) -> dict[str, str]:
 def _word(name: str, value: object, fact: Mapping[str, object]) -> str:
     allowed = fact["values"]
     assert isinstance(allowed, tuple)
-    word = strip(str(value)).lower()
+    if not isinstance(value, str):  # `True` is not the word "true"
+        raise RuntimeFactError(name, f"{value!r} is not text")
+    word = strip(value).lower()
     if word in allowed or (fact["open"] and _WORD.fullmatch(word)):
         return word
     if fact["open"]:
