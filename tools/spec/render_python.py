@@ -111,9 +111,15 @@ def _facts(facts: dict[str, Any]) -> str:
     breaker = defaults["breaker"]
     failures = facts["response_failures"]
     runtime = {
-        name: {"values": fact["values"], "open": fact["open"], "count": fact["count"]}
+        name: {
+            "values": fact["values"],
+            "open": fact["open"],
+            "count": fact["count"],
+            "decisive": fact.get("decisive", False),
+        }
         for name, fact in facts["runtime_facts"].items()
     }
+    evidence = facts["evidence"]
     lines = [
         HEADER.format(
             what="The facts every errorclass client shares, as Python constants.", noqa=NOQA
@@ -145,7 +151,8 @@ def _facts(facts: dict[str, Any]) -> str:
         '"""The gRPC service config every client sets: retries of UNAVAILABLE, throttled."""\n\n',
         f"RUNTIME_FACTS: Final = {_literal(runtime)}\n",
         '"""What only the runtime knows: each attribute, its values, whether it takes another\n'
-        'word (`open`, matching OPEN_FACT_PATTERN) or a whole number (`count`)."""\n',
+        "word (`open`, matching OPEN_FACT_PATTERN) or a whole number (`count`), and whether it\n"
+        'decides the class whatever the exception (`decisive`)."""\n',
         f"OPEN_FACT_PATTERN: Final = {_str(facts['open_fact_pattern'])}\n\n",
         _const("FINISH_REASON_TYPE", failures["finish_reason_type"]),
         _const("PROMPT_BLOCKED_TYPE", failures["prompt_blocked_type"]),
@@ -156,6 +163,13 @@ def _facts(facts: dict[str, Any]) -> str:
         f"NOT_BLOCKED: Final = {_literal(failures['not_blocked'])}\n",
         _const("FINISH_REASON_MESSAGE", failures["finish_reason_message"]),
         _const("PROMPT_BLOCKED_MESSAGE", failures["prompt_blocked_message"]),
+        "\n",
+        _const("EVIDENCE_HEADER_ATTRIBUTE_PREFIX", evidence["header_attribute_prefix"]),
+        f"EVIDENCE_HEADERS: Final = {_literal(evidence['headers'])}\n",
+        '"""Response headers a client keeps, as attributes: the prefix, the lower-cased name."""\n',
+        f"EVIDENCE_GOOGLE_DETAILS: Final = {_literal(evidence['google_details'])}\n",
+        '"""Attributes from a Google error\'s `details`: the item of `type_url`, its `field`."""\n',
+        f"EVIDENCE_MAX_CHARS: Final = {evidence['max_chars']!r}\n",
     ]
     return "".join(lines)
 

@@ -48,7 +48,7 @@ from errorclass_client.descriptor import (
     fit,
     validate,
 )
-from errorclass_client.error_body import BodyEvidence, evidence
+from errorclass_client.error_body import BodyEvidence, evidence, stream_error
 from errorclass_client.errors import (
     ClientError,
     DescriptorError,
@@ -115,5 +115,6 @@ __all__ = [
     "evidence",
     "fit",
     "runtime_attributes",
+    "stream_error",
     "validate",
 ]

@@ -297,11 +297,13 @@ class Client:
         time_limit: str | None = None,
         veto: str | None = None,
         stage: str | None = None,
+        refused_by: str | None = None,
         provider_calls: int | str | None = None,
     ) -> Answer:
         """Classify a live Python exception (see `descriptor_from_exception`, and its `body`
         for a client whose exception keeps no error body, such as aiohttp, and its
-        `time_limit`, `veto`, `stage`, `provider_calls`: what only the runtime knows)."""
+        `time_limit`, `veto`, `stage`, `refused_by`, `provider_calls`: what only the runtime
+        knows)."""
         d = descriptor_from_exception(
             exc,
             origin=origin,
@@ -311,6 +313,7 @@ class Client:
             time_limit=time_limit,
             veto=veto,
             stage=stage,
+            refused_by=refused_by,
             provider_calls=provider_calls,
         )
         return self.classify(d, explain=explain, timeout=timeout)

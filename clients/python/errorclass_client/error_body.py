@@ -25,6 +25,14 @@ Then, in order:
    the Anthropic case.
 5. Anything else gives nothing.
 
+Besides, whatever the body, the evidence a client keeps (facts.json `evidence`): each
+header of EVIDENCE_HEADERS (`retry-after`, the rate limits' resets, ...) with a value, as
+the attribute `http.response.header.<name>`, and from a Google error's `details` the
+RetryInfo delay, the ErrorInfo reason and the QuotaFailure's quota, each value stripped
+and cut to EVIDENCE_MAX_CHARS. `stream_error` reads an error that arrives inside a stream
+after its 200 (an SSE `error` event, a Responses API `response.failed`, a Bedrock
+exception event).
+
 Reading never raises. Only a body already read is used: describing a failure never
 reads from the network.
 """
@@ -32,12 +40,13 @@ reads from the network.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from errorclass_client import facts
-from errorclass_client._text import strip, utf8_bytes
+from errorclass_client._text import strip, utf8_bytes, utf8_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +64,16 @@ NOTHING = BodyEvidence()
 
 def evidence(status: int | None, headers: Mapping[str, str] | None, body: str) -> BodyEvidence:
     """What a provider's error response says (see the module's rules); NOTHING when unread."""
-    data = _json_object(body)
+    found = _from_body(status, headers, _json_object(body))
+    kept = _kept_headers(headers)
+    if not kept:
+        return found
+    return BodyEvidence(found.code, found.grpc_status, found.message, {**kept, **found.attributes})
+
+
+def _from_body(
+    status: int | None, headers: Mapping[str, str] | None, data: Mapping[str, Any]
+) -> BodyEvidence:
     aws = _aws_error_type(headers, data)
     if aws:
         return BodyEvidence(
@@ -79,6 +97,26 @@ def evidence(status: int | None, headers: Mapping[str, str] | None, body: str) -
     return NOTHING
 
 
+def stream_error(event: str, data: str) -> BodyEvidence:
+    """What an error inside a stream says, after the stream's 200: `event` is the SSE event
+    (or Bedrock's event type; "" for none), `data` its text.
+
+    A Bedrock exception event (`throttlingException`) is the code as the non-stream API
+    spells it (`ThrottlingException`) with its data's message; otherwise the data is read as
+    an error body with no status and no headers, a Responses API `response.failed`
+    event's error being its `response.error`.
+    """
+    parsed = _json_object(data)
+    if event.endswith("Exception"):
+        message = _text(parsed.get("message")) or _text(parsed.get("Message"))
+        return BodyEvidence(code=event[:1].upper() + event[1:], message=message)
+    if event == "response.failed" or parsed.get("type") == "response.failed":
+        response = parsed.get("response")
+        error = response.get("error") if isinstance(response, Mapping) else None
+        parsed = {"error": error} if isinstance(error, Mapping) else {}
+    return _from_body(None, None, parsed)
+
+
 def evidence_from_bytes(
     status: int | None, headers: Mapping[str, str] | None, body: bytes | None
 ) -> BodyEvidence:
@@ -95,13 +133,61 @@ def evidence_from_bytes(
 
 def _error_object(error: Mapping[str, Any], status: int | None) -> BodyEvidence:
     message = _text(error.get("message"))
+    attributes = _google_details(error.get("details"))
     google = error.get("status")
     if isinstance(google, str) and google in facts.GRPC_CODES:
-        return BodyEvidence(code=google, grpc_status=facts.GRPC_CODES[google], message=message)
+        return BodyEvidence(google, facts.GRPC_CODES[google], message, attributes)
     code = _code(error.get("code"))
     if status is not None and code == str(status):
         code = ""
-    return BodyEvidence(code=code, message=message)
+    return BodyEvidence(code=code, message=message, attributes=attributes)
+
+
+def _kept_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The evidence headers with a value, as attributes."""
+    out: dict[str, str] = {}
+    for name in facts.EVIDENCE_HEADERS:
+        kept = _evidence(header(headers, name))
+        if kept:
+            out[facts.EVIDENCE_HEADER_ATTRIBUTE_PREFIX + name.lower()] = kept
+    return out
+
+
+def _google_details(details: object) -> dict[str, str]:
+    """What a google.rpc.Status's details say that a client keeps (facts.json `evidence`)."""
+    if not isinstance(details, list):
+        return {}
+    out: dict[str, str] = {}
+    for name, where in facts.EVIDENCE_GOOGLE_DETAILS.items():
+        item = next(
+            (d for d in details if isinstance(d, Mapping) and d.get("@type") == where["type_url"]),
+            None,
+        )
+        kept = _evidence(_path(item, where["field"]))
+        if kept:
+            out[name] = kept
+    return out
+
+
+_STEP = re.compile(r"([^.\[\]]+)(?:\[(\d+)\])?")
+
+
+def _path(value: object, path: str) -> object:
+    """`violations[0].quotaId` read through mappings and lists; None where it is not there."""
+    for step in path.split("."):
+        match = _STEP.fullmatch(step)
+        if match is None or not isinstance(value, Mapping):
+            return None
+        value = value.get(match[1])
+        if match[2] is not None:
+            index = int(match[2])
+            value = value[index] if isinstance(value, list) and index < len(value) else None
+    return value
+
+
+def _evidence(value: object) -> str:
+    """A kept value: text, stripped, cut to EVIDENCE_MAX_CHARS; "" for anything else."""
+    return strip(utf8_text(value))[: facts.EVIDENCE_MAX_CHARS] if isinstance(value, str) else ""
 
 
 def _json_object(body: str) -> dict[str, Any]:

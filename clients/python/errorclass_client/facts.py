@@ -117,6 +117,7 @@ RUNTIME_FACTS: Final = {
         ),
         "open": False,
         "count": False,
+        "decisive": True,
     },
     "veto": {
         "values": (
@@ -126,6 +127,7 @@ RUNTIME_FACTS: Final = {
         ),
         "open": True,
         "count": False,
+        "decisive": True,
     },
     "stage": {
         "values": (
@@ -136,15 +138,30 @@ RUNTIME_FACTS: Final = {
         ),
         "open": False,
         "count": False,
+        "decisive": True,
+    },
+    "refused_by": {
+        "values": (
+            "breaker",
+            "rate_limiter",
+            "concurrency_limit",
+            "quota",
+            "budget",
+        ),
+        "open": False,
+        "count": False,
+        "decisive": True,
     },
     "provider_calls": {
         "values": (),
         "open": False,
         "count": True,
+        "decisive": True,
     },
 }
 """What only the runtime knows: each attribute, its values, whether it takes another
-word (`open`, matching OPEN_FACT_PATTERN) or a whole number (`count`)."""
+word (`open`, matching OPEN_FACT_PATTERN) or a whole number (`count`), and whether it
+decides the class whatever the exception (`decisive`)."""
 OPEN_FACT_PATTERN: Final = "^[a-z][a-z0-9_-]{0,63}$"
 
 FINISH_REASON_TYPE: Final = "errorclass.FinishReason"
@@ -184,3 +201,34 @@ FINISH_REASON_MESSAGE: Final = (
     "The {provider} response ended with the failure finish reason {reason}."
 )
 PROMPT_BLOCKED_MESSAGE: Final = "The {provider} API blocked the prompt ({reason})."
+
+EVIDENCE_HEADER_ATTRIBUTE_PREFIX: Final = "http.response.header."
+EVIDENCE_HEADERS: Final = (
+    "retry-after",
+    "retry-after-ms",
+    "x-ms-retry-after-ms",
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+    "anthropic-ratelimit-input-tokens-reset",
+    "anthropic-ratelimit-output-tokens-reset",
+    "date",
+)
+"""Response headers a client keeps, as attributes: the prefix, the lower-cased name."""
+EVIDENCE_GOOGLE_DETAILS: Final = {
+    "google.rpc.retry_info.retry_delay": {
+        "type_url": "type.googleapis.com/google.rpc.RetryInfo",
+        "field": "retryDelay",
+    },
+    "google.rpc.error_info.reason": {
+        "type_url": "type.googleapis.com/google.rpc.ErrorInfo",
+        "field": "reason",
+    },
+    "google.rpc.quota_failure.quota_id": {
+        "type_url": "type.googleapis.com/google.rpc.QuotaFailure",
+        "field": "violations[0].quotaId",
+    },
+}
+"""Attributes from a Google error's `details`: the item of `type_url`, its `field`."""
+EVIDENCE_MAX_CHARS: Final = 256

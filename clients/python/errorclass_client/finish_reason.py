@@ -63,6 +63,7 @@ def descriptor_from_finish_reason(
     (CUTOFF_REASONS) give None. The reason is compared as the API spells it, stripped.
     """
     reason = _name(reason)
+    provider = strip(provider).lower()  # in the field and wherever the message names it
     if prompt_blocked:
         if reason in NOT_BLOCKED:
             return None

@@ -73,6 +73,7 @@ def descriptor_from_exception(
     time_limit: str | None = None,
     veto: str | None = None,
     stage: str | None = None,
+    refused_by: str | None = None,
     provider_calls: int | str | None = None,
 ) -> Descriptor:
     """The descriptor a Python runtime sends for `exc`.
@@ -82,9 +83,11 @@ def descriptor_from_exception(
     (`tool`: the tool wrapper's own limit fired; `run`: the run's deadline),
     `veto` (an interceptor's deliberate block: `budget`, `quota`, `policy`),
     `stage` (the definition failed while `load`, `parse`, `compile` or
-    `validate`) and `provider_calls` (reconciliation: how many provider calls
-    were answered), checked by `runtime_attributes` (a bad value raises
-    RuntimeFactError, a ValueError) and sent as the attributes of the same names.
+    `validate`), `refused_by` (the runtime's own guard refused the call: `breaker`,
+    `rate_limiter`, `concurrency_limit`, `quota`, `budget`) and `provider_calls`
+    (reconciliation: how many provider calls were answered), checked by
+    `runtime_attributes` (a bad value raises RuntimeFactError, a ValueError) and sent as
+    the attributes of the same names.
     `body` is the error body the caller read, for a client whose exception keeps none:
     aiohttp's
     ClientResponseError holds only the status, so read it first
@@ -92,7 +95,11 @@ def descriptor_from_exception(
     bare 400 cannot be told apart and is left Unknown.
     """
     knowledge = runtime_attributes(
-        time_limit=time_limit, veto=veto, stage=stage, provider_calls=provider_calls
+        time_limit=time_limit,
+        veto=veto,
+        stage=stage,
+        refused_by=refused_by,
+        provider_calls=provider_calls,
     )
     chain = causes(exc)
     given = _given_body(exc, body)

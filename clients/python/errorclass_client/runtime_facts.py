@@ -11,6 +11,9 @@ attributes (facts.json `runtime_facts`; docs/clients.md, "What only the runtime 
   BudgetExceeded, QuotaExceeded, ContentBlocked, all paused); another word is a veto too;
 - `stage`: `load`, `parse`, `compile`, `validate` (the agent definition failed there:
   CompilationFailed);
+- `refused_by`: `breaker`, `rate_limiter`, `concurrency_limit`, `quota`, `budget` (the
+  runtime's own guard refused the call before it was made: ProviderUnavailable,
+  QuotaExceeded, BudgetExceeded, whatever the exception's type);
 - `provider_calls`: how many provider calls the run had answered when reconciliation
   found it gone (`0`: Infrastructure).
 
@@ -38,13 +41,20 @@ def runtime_attributes(
     time_limit: str | None = None,
     veto: str | None = None,
     stage: str | None = None,
+    refused_by: str | None = None,
     provider_calls: int | str | None = None,
 ) -> dict[str, str]:
     """The attributes for what the runtime says. Each value is text (a count may also be a
     whole number), stripped and lower-cased; a value outside the contract raises
     RuntimeFactError (a ValueError) naming the fact."""
     return facts_attributes(
-        {"time_limit": time_limit, "veto": veto, "stage": stage, "provider_calls": provider_calls}
+        {
+            "time_limit": time_limit,
+            "veto": veto,
+            "stage": stage,
+            "refused_by": refused_by,
+            "provider_calls": provider_calls,
+        }
     )
 
 

@@ -79,7 +79,11 @@ DESCRIPTORS: list[dict[str, Any]] = [
 
 @pytest.fixture(scope="module")
 def client(server: GrpcServer) -> Iterator[Client]:
-    with Client(f"127.0.0.1:{server.port}") as c:
+    """One client for the answer tests, with a deadline a loaded machine never reaches (the
+    first explanation starts the server's explaining process): these tests are about
+    answers, and one call past the default deadline would open the breaker for the rest.
+    The deadline's own tests make clients of their own."""
+    with Client(f"127.0.0.1:{server.port}", timeout=30) as c:
         yield c
 
 

@@ -185,6 +185,7 @@ def test_public_names_are_pinned() -> None:
             "evidence",
             "fit",
             "runtime_attributes",
+            "stream_error",
             "validate",
         ]
     )
