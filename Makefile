@@ -19,18 +19,19 @@ QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation$${PYTHONWARNINGS:
 
 .PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
 
-# Serving needs the package and its runtime dependencies only: no extras, no browser.
-$(RUN_STAMP): pyproject.toml constraints.txt
+# Serving needs the package and its runtime dependencies only: no extras, no browser. The
+# client (clients/python, its own distribution, which the server depends on) comes from the tree.
+$(RUN_STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e .
 	touch $(RUN_STAMP)
 
 # Everything the tests need (it also upgrades a venv `make run` made).
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e '.[dev,conformance,arrow,spark]'
 	touch $(STAMP) $(RUN_STAMP)
 
 # Without apt-get or root this says what to install, and the browser tests skip saying it too.
@@ -43,7 +44,7 @@ setup: $(STAMP) browser  ## create .venv and install the package with its dev to
 run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/ and the bundled rules' cases)
+test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/, the bundled rules' cases, clients/python/tests)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -65,7 +66,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-proto: $(STAMP)  ## regenerate classifier/_proto (and the clients' copies, make spec) from proto/
+proto: $(STAMP)  ## regenerate the Python stubs (clients/python/errorclass_client/proto, the client's; the server uses them) and the clients' copies (make spec) from proto/
 	$(BIN)/python tools/gen_proto.py
 	$(BIN)/python -m tools.spec
 	$(BIN)/python tools/gen_go_client.py
@@ -106,7 +107,7 @@ deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and vo
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark,bench]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e '.[dev,conformance,arrow,spark,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
@@ -116,4 +117,4 @@ golden: $(STAMP)  ## rewrite the golden files from the current output (review wi
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info clients/node/node_modules clients/node/*.tgz clients/java/target tests/conformance/java/target
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info clients/python/*.egg-info clients/python/build clients/python/dist clients/node/node_modules clients/node/*.tgz clients/java/target tests/conformance/java/target

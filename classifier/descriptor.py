@@ -240,6 +240,35 @@ def descriptor_from_row(
 
 
 _ORIGINS: dict[int, Origin] = {int(o): o for o in Origin}
+_CAUSES = FIELD_NAMES.index("causes")
+
+
+def as_descriptor(value: object, field_prefix: str = "descriptor") -> Descriptor:
+    """A Descriptor from any object with the descriptor's fields as attributes, validated
+    as a descriptor off the wire is; a Descriptor passes as it is.
+
+    The public entry points (`classifier.classify`, `classifier.explain`) take the
+    client's descriptor (`errorclass_client.Descriptor`, the same fields) this way, so a
+    runtime that builds one with the client can classify it in process. Raises
+    DescriptorError naming each bad field, or the descriptor itself when it has no such
+    fields.
+    """
+    if isinstance(value, Descriptor):
+        return value
+    try:
+        row = [getattr(value, name) for name in FIELD_NAMES]
+        row[_CAUSES] = [_cause_row(c) for c in row[_CAUSES]]
+    except AttributeError:
+        raise DescriptorError(
+            [
+                FieldViolation(
+                    field_prefix,
+                    f"a descriptor has the fields {', '.join(FIELD_NAMES)}; "
+                    f"{type(value).__name__} does not",
+                )
+            ]
+        ) from None
+    return descriptor_from_row(row, field_prefix)
 
 
 def origin_of(value: object, field: str = "descriptor.origin") -> Origin:

@@ -15,7 +15,7 @@ from classifier.defaults import DEFAULT_ADDRESS, DEFAULT_TIMEOUT
 from classifier.source.library import bundled_library
 
 if TYPE_CHECKING:
-    from classifier.client import TLS, Client
+    from errorclass_client import TLS, Client
 
 EXPLAIN_TIMEOUT = 10.0
 """`--timeout`'s default for a call asking for an explanation (the server bounds one at
@@ -154,7 +154,7 @@ def add_tls(parser: argparse.ArgumentParser | Any) -> None:
 
 def tls_from(args: argparse.Namespace) -> TLS | None:
     """None for plaintext, else the TLS the flags name (ValueError for an unusable set)."""
-    from classifier.client import TLS  # gRPC, when a command calls a server: not to parse
+    from errorclass_client import TLS  # gRPC, when a command calls a server: not to parse
 
     if args.tls_ca is None and args.tls_cert is None and args.tls_key is None:
         if args.tls_server_name:
@@ -190,7 +190,7 @@ def client_from(args: argparse.Namespace, *, explained: bool = False) -> Client:
     TLS files); it does not retry, so an unreachable server is reported at once. Without
     `--timeout`, a call that asks for an explanation waits EXPLAIN_TIMEOUT: it costs about
     a hundred answers and may start the server's explaining process."""
-    from classifier.client import Client
+    from errorclass_client import Client
 
     timeout = args.timeout
     if timeout is None:

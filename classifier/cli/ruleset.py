@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from classifier.cli.options import Exit, add_command, add_server, client_from, server_failure
 
 if TYPE_CHECKING:
-    from classifier.client import RulesetInfo
+    from errorclass_client import RulesetInfo
 
 EXITS = {
     Exit.ok: "the server described its ruleset",
@@ -41,7 +41,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from classifier.client import ServiceError  # gRPC when it calls, not to parse
+    from errorclass_client import ServiceError  # gRPC when it calls, not to parse
 
     try:
         with client_from(args) as client:

@@ -13,9 +13,9 @@ import pytest
 from classifier import Ruleset, load_ruleset
 from classifier.bundle import BundleDoc, bundle_bytes, dump
 from classifier.bundle.build import _condition
-from classifier.client import Client
 from classifier.engine.conditions import CauseMatches, TypeIs
 from classifier.server import GrpcServer
+from errorclass_client import Client
 from tests.support import ROOT
 
 SCHEMA = json.loads((ROOT / "classifier/schemas/bundle.schema.json").read_text())

@@ -17,10 +17,10 @@ import grpc
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
 from classifier.server import GrpcServer, create_server
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.golden_files import assert_golden
 from tests.support import ROOT
 

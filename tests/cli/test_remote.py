@@ -13,10 +13,9 @@ import pytest
 
 import classifier
 from classifier.cli import build_parser, main
-from classifier.cli.inputs import classification_of
 from classifier.cli.options import EXIT_MEANINGS, Exit, client_from
-from classifier.client import Answer, Client, ReloadResult
-from classifier.taxonomy import Effect
+from classifier.client.convert import classification_of
+from errorclass_client import Action, Answer, Client, Effect, ReloadResult
 from tests.conftest import StartApp
 from tests.support import ruleset_files, serving_files, write_folder
 
@@ -190,7 +189,7 @@ def test_a_class_this_classifier_does_not_know_is_not_guessed() -> None:
     newer = Answer(
         error_class=99,
         class_name="FromTheFuture",
-        action=classifier.Action("x", "y"),
+        action=Action("x", "y"),
         effect=Effect.fail,
         retryable=False,
         rule_id="r",

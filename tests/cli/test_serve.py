@@ -18,9 +18,9 @@ from typing import Any
 import grpc
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 GRACE = 5.0

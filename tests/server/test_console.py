@@ -29,8 +29,6 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
 
 from classifier import descriptor_from_data, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.codes import Code
 from classifier.engine.evaluate import classify
 from classifier.errors import Diagnostic
@@ -45,6 +43,8 @@ from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, Rulese
 from classifier.server.web.console import CSP, Console
 from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

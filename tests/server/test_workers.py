@@ -20,8 +20,8 @@ import grpc
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 OK = pb.ExceptionDescriptor(
@@ -122,7 +122,7 @@ def _gone(pid: int) -> bool:
 
 def _hammer(port: int, stop: threading.Event, outcomes: list[str]) -> None:
     """Calls on fresh connections and on one kept open, until told to stop (or 2,000)."""
-    from classifier.client import Client
+    from errorclass_client import Client
 
     with Client(f"127.0.0.1:{port}", timeout=5, attempts=5, breaker=False) as kept:
         for i in range(2000):

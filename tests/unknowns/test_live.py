@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from classifier import build_descriptor, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
 from classifier.client import Client
 from classifier.engine.evaluate import classify
 from classifier.server.observers.metrics import Metrics
 from classifier.server.observers.unknown_sample import UnknownSample
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, serving_files, wait_for, write_folder
 

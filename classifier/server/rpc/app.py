@@ -20,8 +20,6 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.defaults import (
     DEFAULT_ADDRESS,
     DEFAULT_GRACE_SECONDS,
@@ -42,6 +40,8 @@ from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService, Observer
 from classifier.server.rpc.tls import TlsFiles, server_credentials
 from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
 KEEPALIVE_SECONDS = 60.0

@@ -17,7 +17,6 @@ from typing import cast
 
 import classifier
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation, RuleVerdict
 from classifier.descriptor import (
     CAUSE_FIELDS,
@@ -31,6 +30,7 @@ from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
 from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 
 def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:

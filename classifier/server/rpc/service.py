@@ -22,8 +22,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
@@ -40,6 +38,8 @@ from classifier.server.explain import (
 from classifier.server.rpc import convert
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 __all__ = ["ClassifierService", "Observer"]
 
