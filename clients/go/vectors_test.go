@@ -46,6 +46,7 @@ type vector struct {
 // vector's input, spelt as the vectors spell it, to compare with `want`.
 var runners = map[string]func(t *testing.T, v vector) map[string]any{
 	"error_body":    errorBodyVector,
+	"stream_error":  streamErrorVector,
 	"finish_reason": finishReasonVector,
 	"response":      responseVector,
 	"runtime_facts": runtimeFactsVector,
@@ -376,7 +377,15 @@ func errorBodyVector(t *testing.T, v vector) map[string]any {
 	for name, value := range headers {
 		header[name] = []string{text(value)} // as given, in any case: readErrorBody must find it
 	}
-	ev := readErrorBody(int32Of(t, v.Input["status"]), header, body)
+	return bodyFields(readErrorBody(int32Of(t, v.Input["status"]), header, body))
+}
+
+func streamErrorVector(t *testing.T, v vector) map[string]any {
+	return bodyFields(readStreamError(text(v.Input["event"]), text(v.Input["data"])))
+}
+
+// bodyFields is what an error body or a stream event says, spelt as the vectors spell it.
+func bodyFields(ev bodyEvidence) map[string]any {
 	got := map[string]any{"code": ev.code, "message": ev.message, "attributes": ev.attributes}
 	if ev.grpc != nil {
 		got["grpc_status"] = *ev.grpc
