@@ -235,11 +235,8 @@ func (c *condition) holds(s *subject) bool {
 		return s.isSet(c.field) == c.present
 	case condMessage:
 		if c.filter != nil {
-			if !c.filter.mayMatch(s.message, &s.folded) {
-				return false
-			}
-			if c.filter.exact {
-				return true
+			if match, decided := c.filter.decide(s.message, &s.folded); decided {
+				return match
 			}
 		}
 		return c.pattern.MatchString(s.message)
