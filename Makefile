@@ -110,8 +110,9 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e '.[dev,conformance,arrow,spark,bench]'
 	touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
+bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ and the clients' in-process bundle evaluators (numbers, not pass/fail; a few minutes)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+	if command -v go >/dev/null; then cd clients/go && GOFLAGS=-mod=readonly go run ./internal/bench; fi
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
