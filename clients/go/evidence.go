@@ -257,7 +257,8 @@ func readErrorBody(status *int32, header http.Header, text string) bodyEvidence 
 // exception (an event ending in "Exception") gives the code as the non-stream API spells
 // it (throttlingException is ThrottlingException) and the message of its JSON data;
 // anything else is data read as an error body with no status and no headers, except that
-// a Responses API response.failed event's error is its response.error.
+// a Responses API response.failed event's error (the event so named, or data whose type
+// says so) is its response.error.
 func readStreamError(event, data string) bodyEvidence {
 	var body map[string]any
 	if len(data) <= MaxBodyBytes {
@@ -270,7 +271,7 @@ func readStreamError(event, data string) bodyEvidence {
 		}
 		return bodyEvidence{code: streamExceptionCode(event), message: message}
 	}
-	if event == "response.failed" {
+	if event == "response.failed" || textOf(body["type"]) == "response.failed" {
 		response, _ := body["response"].(map[string]any)
 		body = map[string]any{"error": response["error"]}
 	}
