@@ -194,3 +194,31 @@ def test_descriptors_from_live_node_errors(
     assert got["grpc_deadline"]["answer"]["class"] == "Timeout"
     for name, case in got.items():
         assert case["answer"] == engine_answer(bundled, case["descriptor"]), name
+
+
+def test_a_refusal_by_the_server_is_a_descriptor_error_naming_the_field(
+    node_package: Path, server: GrpcServer
+) -> None:
+    """The real server's INVALID_ARGUMENT (here: explainRule names a rule its ruleset does not
+    have, which no client can check) rejects with the DescriptorError the client raises for
+    its own refusals, its violations read from the google.rpc.BadRequest detail, as the
+    Python, Go and Java clients read it; the breaker stays closed."""
+    script = """
+const lib = require('./classifier');
+const client = new lib.Client(process.argv[1], { breaker: { failures: 1 } });
+client.classify({ type: 'x' }, { explainRule: 'no.such-rule', deadlineMs: 30000 }).then(
+  () => { throw new Error('answered'); },
+  (err) => {
+    client.close();
+    console.log(JSON.stringify({
+      name: err.name, violations: err.violations, cause: err.cause && err.cause.code,
+      breaker: client.breaker.state,
+    }));
+  });
+"""
+    got = answered(node(node_package, [script, f"127.0.0.1:{server.port}"], script="-e"))
+    assert got["name"] == "DescriptorError"
+    assert [v["field"] for v in got["violations"]] == ["explain_rule"]
+    assert "no rule 'no.such-rule'" in got["violations"][0]["message"]
+    assert (got["cause"], got["breaker"]) == (3, "closed")
+
