@@ -25,7 +25,7 @@ const { DescriptorError, descriptorFromFileData, fit, validateDescriptor } = req
 const {
   RuntimeFactError, describeToolFailure, descriptorFromError, descriptorFromHttpResponse, runtimeAttributes, runtimeFacts,
 } = require('./describe');
-const { evidenceFromBody } = require('./evidence');
+const { evidenceFromBody, evidenceFromStreamError } = require('./evidence');
 const { DEFAULTS, FACTS, GRPC_CODES, GRPC_NAMES, LIMITS, ORIGINS, serviceConfig, wellFormed } = require('./facts');
 const { PROTO, badRequestViolations, definition, enumNumber } = require('./proto');
 const { descriptorFromFinishReason, descriptorFromResponse } = require('./response');
@@ -369,6 +369,7 @@ module.exports = {
   descriptorFromResponse,
   describeToolFailure,
   evidenceFromBody,
+  evidenceFromStreamError,
   fit,
   grpc,
   loadService,

@@ -65,6 +65,10 @@ const KINDS = {
     const got = lib.evidenceFromBody(input.status, input.headers, body(input));
     sameFields({ ...got, grpc_status: got.grpc_status ?? null }, { ...EMPTY_EVIDENCE, ...want }, where);
   },
+  stream_error({ input, want }, where) {
+    const got = lib.evidenceFromStreamError(input.event, input.data);
+    sameFields({ ...got, grpc_status: got.grpc_status ?? null }, { ...EMPTY_EVIDENCE, ...want }, where);
+  },
   finish_reason({ input, want }, where) {
     const got = lib.descriptorFromFinishReason(input.reason, {
       provider: input.provider, promptBlocked: input.prompt_blocked, model: input.model,
