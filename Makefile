@@ -104,8 +104,9 @@ $(BENCH_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark,bench]'
 	touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
+bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes), and each client's bundle evaluator in process
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+	if command -v node >/dev/null && command -v npm >/dev/null; then cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node bench/bundle.js; fi
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden

@@ -21,6 +21,7 @@
 
 const grpc = require('@grpc/grpc-js');
 const { Breaker } = require('./breaker');
+const { Bundle, BundleError, keyId, verifyBundle } = require('./bundle');
 const { DescriptorError, descriptorFromFileData, fit, validateDescriptor } = require('./descriptor');
 const {
   RuntimeFactError, describeToolFailure, descriptorFromError, descriptorFromHttpResponse, runtimeAttributes, runtimeFacts,
@@ -343,12 +344,18 @@ function answerJson(r) {
     out.retry_after_ms = durationMs(r.retry_after);
     out.retry_after_source = r.retry_after_source;
   }
+  if (r.local) {
+    out.local = true;
+    out.bundle_digest = r.bundle_digest;
+  }
   if (r.explanation) out.explanation = r.explanation;
   return out;
 }
 
 module.exports = {
   Breaker,
+  Bundle,
+  BundleError,
   Client,
   DEFAULTS,
   DescriptorError,
@@ -372,10 +379,12 @@ module.exports = {
   evidenceFromStreamError,
   fit,
   grpc,
+  keyId,
   loadService,
   runtimeAttributes,
   runtimeFacts,
   serviceConfig,
   toWire,
   validateDescriptor,
+  verifyBundle,
 };
