@@ -157,3 +157,27 @@ test('every pattern is compiled once, when the bundle is loaded, never per descr
     RE2JS.compile = compile;
   }
 });
+
+test('the patterns a bucket searches together (an RE2Set) find what each finds alone, on every vector message', () => {
+  const bundle = lib.Bundle.load(LIBRARY);
+  const patterns = bundle._evaluator.patterns; // the evaluator's own, as it searches them
+  const grouped = patterns.single.map((_, id) => id).filter((id) => patterns.group[id] !== undefined);
+  assert.ok(grouped.length >= 10, `grouped patterns: ${grouped.length}`);
+  const messages = new Set(['', 'API returned unexpected status code: 400: ' + 'x'.repeat(4000), '\u212aill', '\u{1F600}'.repeat(10)]);
+  for (const file of ['bundle.library.json', 'bundle.library-rules.json', 'bundle.json']) {
+    for (const v of JSON.parse(fs.readFileSync(path.join(SPEC, 'vectors', file), 'utf8')).vectors) {
+      if (typeof v.input.descriptor.message === 'string' && !v.input.pad) messages.add(v.input.descriptor.message);
+    }
+  }
+  let epoch = 1e9; // apart from the evaluator's own evaluations
+  let found = 0;
+  for (const message of messages) {
+    const d = { message, epoch: ++epoch };
+    for (const id of grouped) {
+      const together = patterns.found(id, d);
+      assert.equal(together, patterns.single[id](message), `pattern ${patterns.texts[id]} on ${JSON.stringify(message.slice(0, 80))}`);
+      if (together) found++;
+    }
+  }
+  assert.ok(found > 100, `matches seen: ${found}`);
+});
