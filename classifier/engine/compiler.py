@@ -139,6 +139,8 @@ def compile_stack(stack: StackSource) -> Ruleset:
         rules=c.rules,
         index=c.index,
         fallbacks=c.fallbacks,
+        decisive=c.decisive,
+        decisive_fallbacks=c.decisive_fallbacks,
         defaults=dict(c.defaults),
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
@@ -150,9 +152,6 @@ def compile_stack(stack: StackSource) -> Ruleset:
         own_actions=c.own_actions,
         disabled=c.disabled,
         overridden=c.overridden,
-        decisive=c.decisive,
-        decisive_fallbacks=c.decisive_fallbacks,
-        decisive_facts=frozenset(f.name for r in c.rules for f in r.facts),
     )
 
 

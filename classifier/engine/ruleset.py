@@ -175,6 +175,11 @@ class Ruleset:
     """The rules that are neither decisive nor fallbacks."""
     fallbacks: RuleIndex[CompiledRule]
     """The fallback rules that are not decisive, asked only when no rule of `index` matches."""
+    decisive: RuleIndex[CompiledRule]
+    """The decisive rules that are not fallbacks: asked first, when the descriptor carries a
+    fact one of them reads."""
+    decisive_fallbacks: RuleIndex[CompiledRule]
+    """The decisive fallbacks: asked when no other decisive rule matches."""
     defaults: dict[ErrorClass, Outcome]
     conflict_action: Action
     """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""
@@ -189,12 +194,7 @@ class Ruleset:
     """The actions the top layer's catalog defines (None: every action is its own)."""
     disabled: tuple[DisabledRule, ...] = ()
     overridden: tuple[OverriddenRule, ...] = ()
-    decisive: RuleIndex[CompiledRule] = field(default_factory=lambda: RuleIndex(()))
-    """The decisive rules that are not fallbacks: asked first, when the descriptor carries a
-    fact one of them reads."""
-    decisive_fallbacks: RuleIndex[CompiledRule] = field(default_factory=lambda: RuleIndex(()))
-    """The decisive fallbacks: asked when no other decisive rule matches."""
-    decisive_facts: frozenset[str] = frozenset()
+    decisive_facts: frozenset[str] = field(init=False, repr=False, compare=False)
     """The decisive facts some rule reads: a descriptor with none of them skips the tier."""
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
@@ -202,6 +202,9 @@ class Ruleset:
     """The Unknown answer for each reason (no match, conflict)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "decisive_facts", frozenset(f.name for r in self.rules for f in r.facts)
+        )
         object.__setattr__(self, "answers", {r: self._answer(r) for r in self.rules})
         object.__setattr__(
             self,
