@@ -128,6 +128,16 @@ def test_the_rpc_carries_the_verdict_and_refuses_an_unknown_rule(golden_server: 
         )
         v = reply.explanation.rule_verdict
         assert (v.outcome, v.step, list(v.rivals)) == ("lost", "priority", ["prio-high"])
+        deadline = pb.ExceptionDescriptor(
+            type="java.net.SocketException",
+            supertypes=["java.io.IOException"],
+            origin=pb.ORIGIN_PROVIDER,
+            attributes={"time_limit": "run"},
+        )
+        reply = stub.Classify(pb.ClassifyRequest(descriptor=deadline, explain=True))
+        steps = {d.loser_rule_id: (d.step, d.reason) for d in reply.explanation.decisions}
+        assert steps["socket-closed"][0] == "decisive"
+        assert steps["socket-closed"][1].startswith("decided by the runtime's fact time_limit=run")
         batch = stub.ClassifyBatch(
             pb.ClassifyBatchRequest(
                 requests=[
