@@ -778,7 +778,15 @@ def _fact_meant(name: str) -> str | None:
     if words.replace("_", "") in squashed:
         return squashed[words.replace("_", "")]
     close = did_you_mean(words, decisive)
-    return next((f for f in decisive if close == f" (did you mean {f!r}?)"), None)
+    # a slip of a letter or two, not another attribute that starts alike (`time_limit_ms`)
+    return next(
+        (
+            f
+            for f in decisive
+            if close == f" (did you mean {f!r}?)" and abs(len(f) - len(words)) <= 1
+        ),
+        None,
+    )
 
 
 def _sent(fact: RuntimeFact, value: str) -> bool:

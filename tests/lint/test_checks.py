@@ -570,6 +570,7 @@ def test_a_decisive_fact_with_a_value_never_sent_is_overruled(
         "{veto: [budget, my_gate]}",  # an open fact takes another word
         "{provider_calls: 0}",
         "{timeout_ms: '300'}",  # no fact's name
+        "{time_limit_ms: '300', vetoed_by: acme}",  # other attributes that start alike
     ],
 )
 def test_a_fact_read_as_runtimes_send_it_is_not_overruled(
