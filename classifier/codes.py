@@ -65,6 +65,7 @@ class Code(StrEnum):
     class_never_produced = "class_never_produced"
     unsatisfiable_rule = "unsatisfiable_rule"
     misspelt_value = "misspelt_value"
+    overruled_rule = "overruled_rule"
 
 
 class Family(StrEnum):
@@ -253,6 +254,12 @@ REGISTRY: dict[Code, CodeInfo] = {
         Family.lint,
         "a language or provider close to a known one but not it",
         "rules.md#misspelt_value",
+        lint_scope=Scope.rule,
+    ),
+    Code.overruled_rule: CodeInfo(
+        Family.lint,
+        "a rule that silently loses to a decisive runtime fact",
+        "rules.md#overruled_rule",
         lint_scope=Scope.rule,
     ),
 }

@@ -170,19 +170,13 @@ def _rule(rule: CompiledRule) -> RuleDoc:
         order=rule.order,
         layer=rule.layer,
         fallback=rule.fallback,
-        decisive=_decisive(rule),
+        decisive=rule.decisive,
         priority=rule.priority,
         condition_count=rule.condition_count,
         type=sorted(rule.type_condition.names) if rule.type_condition else None,
         conditions=[_condition(c, in_cause=False) for c in rule.conditions],
         answer=_answer(rule.outcome),
     )
-
-
-def _decisive(rule: CompiledRule) -> bool:
-    """Whether the rule ranks above every rule that is not decisive: no rule does yet (the
-    engine has no decisive tier); the bundle carries the flag so evaluators rank it now."""
-    return False
 
 
 def _condition(c: Condition, *, in_cause: bool) -> Any:

@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from classifier import Ruleset, load_ruleset
+from classifier.contract import DECISIVE_FACT_NAMES
 from classifier.bundle import BundleDoc, bundle_bytes, dump
 from classifier.bundle.build import _condition
 from classifier.engine.conditions import CauseMatches, TypeIs
@@ -93,7 +94,15 @@ def test_every_condition_kind_has_its_normalised_form() -> None:
     assert kinds == {"field_in", "present", "message", "attribute", "cause"}
     assert "type" not in rules["cause.untyped"]
     assert rules["has.code"]["condition_count"] == 1  # `has` weighs nothing
-    assert all(r["decisive"] is False for r in doc["rules"])
+    decisive = {  # a rule reading a fact the runtime states about the whole failure
+        r["id"]
+        for r in doc["rules"]
+        if any(
+            c["kind"] == "attribute" and c["name"] in DECISIVE_FACT_NAMES for c in r["conditions"]
+        )
+    }
+    assert decisive  # the test ruleset has one
+    assert {r["id"] for r in doc["rules"] if r["decisive"]} == decisive
 
 
 def test_a_cause_inside_a_cause_has_no_bundle_form() -> None:
