@@ -11,9 +11,9 @@ import jsonschema
 import pytest
 
 from classifier import Ruleset, load_ruleset
-from classifier.contract import DECISIVE_FACT_NAMES
 from classifier.bundle import BundleDoc, bundle_bytes, dump
 from classifier.bundle.build import _condition
+from classifier.contract import DECISIVE_FACT_NAMES
 from classifier.engine.conditions import CauseMatches, TypeIs
 from classifier.server import GrpcServer
 from errorclass_client import Client
