@@ -1234,7 +1234,9 @@ type PrecedenceDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The rule that lost.
 	LoserRuleId string `protobuf:"bytes,1,opt,name=loser_rule_id,json=loserRuleId,proto3" json:"loser_rule_id,omitempty"`
-	// The precedence step that decided: fallback, type_depth, condition_count, priority, order (a tie that agrees), or conflict (a tie that disagrees).
+	// The precedence step that decided: decisive (a fact the runtime stated), fallback,
+	// type_depth, condition_count, priority, layer, order (a tie that agrees), or conflict
+	// (a tie that disagrees).
 	Step string `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
 	// A sentence a person can read.
 	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
