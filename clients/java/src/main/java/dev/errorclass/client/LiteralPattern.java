@@ -66,6 +66,13 @@ final class LiteralPattern {
         return caseless;
     }
 
+    /** Every text of every segment (folded for a caseless pattern): what a test builds messages around. */
+    Set<String> texts() {
+        Set<String> out = new LinkedHashSet<>();
+        branches.forEach(b -> b.segments().forEach(out::addAll));
+        return out;
+    }
+
     /** Whether the pattern matches {@code message} ({@code folded}: it folded, for a caseless pattern). */
     boolean matches(String message, String folded) {
         String text = caseless ? folded : message;
