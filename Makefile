@@ -12,7 +12,7 @@ CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors java-bench bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser.
 $(RUN_STAMP): pyproject.toml constraints.txt
@@ -106,6 +106,14 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+	$(MAKE) --no-print-directory java-bench
+
+JAVA_CP := $(CURDIR)/clients/java/target/test.classpath
+java-bench:  ## the Java bundle evaluator in process on the bundled library (p50, p99 per evaluation; a few seconds after the build)
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  mvn -q -B -ntp -f clients/java/pom.xml test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(JAVA_CP) && \
+	  java -cp clients/java/target/classes:clients/java/target/test-classes:$$(cat $(JAVA_CP)) -Derrorclass.spec.dir=clients/spec dev.errorclass.client.BundleBench; \
+	else echo "java-bench: java or mvn is not on PATH; the Java evaluator's benchmark is skipped"; fi
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden

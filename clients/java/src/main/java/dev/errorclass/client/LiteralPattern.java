@@ -7,22 +7,25 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A message pattern that only names a few literal texts, decided without running a regular
- * expression. Most of the library's patterns are such ({@code ^unexpected EOF$}, {@code
+ * A message pattern made of literal texts and character runs, decided without running a regular
+ * expression. Most of the library's patterns are such: {@code ^unexpected EOF$}, {@code
  * (?i)content_filter|content_policy_violation|content management policy}, {@code ^(circuit
  * breaker is open|too many requests)$}, {@code ^API returned unexpected status code: 40[13]\b},
- * {@code ^API returned unexpected status code: 400: .*maximum context length}): a branch is an
- * optional {@code ^}, an optional {@code \b}, segments whose language is finite (literal
- * characters, escaped punctuation, groups of alternatives, {@code ?}, small classes, {@code \d},
- * a counted repetition) separated by {@code .*}, an optional {@code \b} and an optional {@code
- * $}. The texts are expanded once, at load; a message matches when its segments occur in order
- * (a gap never crossing a newline, but with {@code (?s)}), the first at its start for {@code ^},
- * the last at its end for {@code $}, with RE2's ASCII word boundaries where the pattern asks. A
- * case-insensitive pattern compares the folded message ({@link LiteralPrefilter#fold}) with
- * folded texts. Anything else ({@code .} alone, {@code +}, a class repeated, a negated class,
- * {@code (?m)}) is not a literal pattern: {@link #of} returns null and re2j decides.
+ * {@code ^API returned unexpected status code: 400: .*maximum context length}, {@code ^Timed
+ * out after \d+ms$}. A branch is an optional {@code ^}, an optional {@code \b}, elements, an
+ * optional {@code \b} and an optional {@code $}; an element is either a finite set of texts
+ * (literal characters, escaped punctuation, groups of alternatives, {@code ?}, small classes,
+ * a counted repetition: expanded once, at load) or a run of one class ({@code .}, {@code \d},
+ * {@code \s}, {@code \w}, an ASCII class) repeated between a least and a most count. A branch of
+ * one set is a prefix, suffix, equality or substring test; a longer one is decided by the
+ * positions each element can end at, from the positions the one before ended at (an exact
+ * simulation, linear in the message for each element). Word boundaries are RE2's (ASCII word
+ * characters). A case-insensitive pattern compares the folded message ({@link
+ * LiteralPrefilter#fold}) with folded texts, and then takes no class with letters.
  *
- * <p>Why: re2j simulates the NFA a character at a time, 0.1 to 0.3 us a character on the
+ * <p>Anything else (a negated class, {@code \pL}, {@code +} on a group, a run inside a group,
+ * {@code (?m)}, an inline flag) is not a literal pattern: {@link #of} returns null and re2j
+ * decides. Why: re2j simulates the NFA a character at a time, 0.1 to 0.3 us a character on the
  * development machine, so a pattern that must run costs 5 to 40 us on an ordinary message,
  * where these checks cost well under one. The two agree on every message: BundleTest checks
  * them against re2j on every vector's message and on messages made around each text.
@@ -30,33 +33,48 @@ import java.util.Set;
 final class LiteralPattern {
     private static final int MAX_TEXTS = 256;
     private static final int MAX_TEXT_CHARS = 1024;
+    private static final int UNBOUNDED = Integer.MAX_VALUE;
+
+    /** A run of characters of one class, between {@code min} and {@code max} of them (code points). */
+    private record Run(boolean[] ascii, boolean any, boolean anyButNewline, int min, int max) {
+        boolean accepts(int c) {
+            return any || anyButNewline && c != '\n' || c < 128 && ascii != null && ascii[c];
+        }
+
+        @Override
+        public String toString() {
+            return "run{" + min + "," + (max == UNBOUNDED ? "" : max) + "}";
+        }
+    }
 
     /**
-     * One branch: its segments' texts in order (one segment but for a {@code .*}), and where they
-     * must be; {@code lengths}, the first segment's text lengths (a lookup by length of a prefix or suffix).
+     * One branch: its elements in order (a {@code Set<String>} of texts, or a {@link Run}), and
+     * where they must be; {@code lengths}, a one-set branch's text lengths.
      */
-    private record Branch(List<Set<String>> segments, boolean atStart, boolean atEnd, boolean boundaryBefore,
-            boolean boundaryAfter, Set<Integer> lengths) {
+    private record Branch(List<Object> elements, boolean atStart, boolean atEnd, boolean boundaryBefore, boolean boundaryAfter,
+            Set<Integer> lengths) {
+        @SuppressWarnings("unchecked")
         Set<String> texts() {
-            return segments.get(0);
+            return (Set<String>) elements.get(0);
+        }
+
+        boolean simple() {
+            return elements.size() == 1 && elements.get(0) instanceof Set<?>;
         }
     }
 
     private final List<Branch> branches;
     private final boolean caseless;
-    private final boolean dotAll;
 
-    private LiteralPattern(List<Branch> branches, boolean caseless, boolean dotAll) {
+    private LiteralPattern(List<Branch> branches, boolean caseless) {
         this.branches = branches;
         this.caseless = caseless;
-        this.dotAll = dotAll;
     }
 
     /** The literal form of an RE2 pattern; null when it is not one (re2j must decide). */
     static LiteralPattern of(String pattern) {
-        Expander x = new Expander(pattern);
         try {
-            return x.pattern();
+            return new Expander(pattern).pattern();
         } catch (NotLiteral e) {
             return null;
         }
@@ -66,10 +84,16 @@ final class LiteralPattern {
         return caseless;
     }
 
-    /** Every text of every segment (folded for a caseless pattern): what a test builds messages around. */
+    /** Every text of every set (folded for a caseless pattern): what a test builds messages around. */
     Set<String> texts() {
         Set<String> out = new LinkedHashSet<>();
-        branches.forEach(b -> b.segments().forEach(out::addAll));
+        for (Branch b : branches) {
+            for (Object e : b.elements()) {
+                if (e instanceof Set<?> texts) {
+                    texts.forEach(t -> out.add((String) t));
+                }
+            }
+        }
         return out;
     }
 
@@ -77,8 +101,8 @@ final class LiteralPattern {
     boolean matches(String message, String folded) {
         String text = caseless ? folded : message;
         for (Branch b : branches) {
-            if (b.segments().size() > 1) {
-                if (gapped(b, message, text)) {
+            if (!b.simple()) {
+                if (positions(b, message, text)) {
                     return true;
                 }
             } else if (b.atStart() && b.atEnd()) {
@@ -109,85 +133,85 @@ final class LiteralPattern {
     }
 
     /**
-     * A branch of several segments: on each line (the whole text with {@code (?s)}), the first
-     * segment's occurrence that ends first, then the next segment's from there, and so on; the
-     * earliest end leaves the most room for what follows, so a line has a match when this finds
-     * one. {@code ^} keeps the first line and its start, {@code $} the last line and its end.
+     * A branch of several elements: the positions each element can end at, from those the one
+     * before ended at (every position, before the first, when the branch is not anchored).
      */
-    private boolean gapped(Branch b, String message, String text) {
+    private static boolean positions(Branch b, String message, String text) {
         int n = text.length();
-        int lineStart = 0;
-        while (lineStart <= n) {
-            int lineEnd = dotAll ? n : text.indexOf('\n', lineStart);
-            if (lineEnd < 0) {
-                lineEnd = n;
-            }
-            if (!b.atEnd() || lineEnd == n) {
-                if (inLine(b, message, text, lineStart, lineEnd)) {
-                    return true;
-                }
-            }
-            if (b.atStart() || lineEnd == n) {
-                return false;
-            }
-            lineStart = lineEnd + 1;
+        boolean[] from = null; // null: every position
+        if (b.atStart()) {
+            from = new boolean[n + 1];
+            from[0] = true;
         }
-        return false;
-    }
-
-    private boolean inLine(Branch b, String message, String text, int from, int to) {
-        int pos = from;
-        List<Set<String>> segments = b.segments();
-        for (int k = 0; k < segments.size(); k++) {
+        List<Object> elements = b.elements();
+        for (int k = 0; k < elements.size(); k++) {
             boolean first = k == 0;
-            boolean last = k == segments.size() - 1;
-            int bestEnd = -1;
-            for (String t : segments.get(k)) {
-                if (last && b.atEnd()) {
-                    int at = to - t.length();
-                    if (at >= pos && text.startsWith(t, at) && edges(b, message, at, to, first, true)) {
-                        bestEnd = to;
-                    }
-                    continue;
-                }
-                if (first && b.atStart()) {
-                    if (text.startsWith(t, from) && from + t.length() <= to && edges(b, message, from, from + t.length(), true, last)
-                            && (bestEnd < 0 || from + t.length() < bestEnd)) {
-                        bestEnd = from + t.length();
-                    }
-                    continue;
-                }
-                for (int at = text.indexOf(t, pos); at >= 0 && at + t.length() <= to; at = text.indexOf(t, at + 1)) {
-                    if (edges(b, message, at, at + t.length(), first, last)) {
-                        if (bestEnd < 0 || at + t.length() < bestEnd) {
-                            bestEnd = at + t.length();
+            boolean last = k == elements.size() - 1;
+            boolean[] to = new boolean[n + 1];
+            boolean any = false;
+            if (elements.get(k) instanceof Run run) {
+                any = run(run, text, from, to);
+            } else {
+                for (Object o : (Set<?>) elements.get(k)) {
+                    String t = (String) o;
+                    for (int at = text.indexOf(t); at >= 0; at = text.indexOf(t, at + 1)) {
+                        if ((from == null || from[at]) && (!first || !b.boundaryBefore() || boundary(message, at))
+                                && (!last || !b.boundaryAfter() || boundary(message, at + t.length()))) {
+                            to[at + t.length()] = true;
+                            any = true;
                         }
-                        break;
                     }
                 }
             }
-            if (bestEnd < 0) {
+            if (!any) {
                 return false;
             }
-            pos = bestEnd;
+            from = to;
         }
-        return true;
+        return !b.atEnd() || from[n];
     }
 
-    /** The boundaries a branch asks for at its first segment's start and its last segment's end. */
-    private static boolean edges(Branch b, String message, int start, int end, boolean first, boolean last) {
-        if (first && b.boundaryBefore() && word(message, start - 1) == word(message, start)) {
-            return false;
+    /** The positions a run can end at: a run of accepted code points from a start, of min to max of them. */
+    private static boolean run(Run run, String text, boolean[] from, boolean[] to) {
+        int n = text.length();
+        int[] starts = new int[n + 2]; // the code-point counts of the run's possible starts, oldest first
+        int head = 0;
+        int tail = 0;
+        boolean any = false;
+        int count = 0;
+        int q = 0;
+        while (true) {
+            if (from == null || from[q]) {
+                starts[tail++] = count;
+            }
+            if (run.max() != UNBOUNDED) {
+                while (head < tail && starts[head] < count - run.max()) {
+                    head++;
+                }
+            }
+            if (head < tail && starts[head] <= count - run.min()) {
+                to[q] = true;
+                any = true;
+            }
+            if (q == n) {
+                return any;
+            }
+            int c = text.codePointAt(q);
+            if (!run.accepts(c)) {
+                head = tail; // no run goes past this character
+            }
+            q += Character.charCount(c);
+            count++;
         }
-        return !last || !b.boundaryAfter() || word(message, end - 1) != word(message, end);
     }
 
-    /** The word boundaries the branch asks for around [start, end) of the message (RE2's \b: ASCII word characters). */
     private static boolean bounded(Branch b, String message, int start, int end) {
-        if (b.boundaryBefore() && word(message, start - 1) == word(message, start)) {
-            return false;
-        }
-        return !b.boundaryAfter() || word(message, end - 1) != word(message, end);
+        return (!b.boundaryBefore() || boundary(message, start)) && (!b.boundaryAfter() || boundary(message, end));
+    }
+
+    /** RE2's {@code \b} at a position: an ASCII word character on one side only. */
+    private static boolean boundary(String s, int at) {
+        return word(s, at - 1) != word(s, at);
     }
 
     private static boolean word(String s, int i) {
@@ -211,7 +235,7 @@ final class LiteralPattern {
         }
     }
 
-    /** Expands RE2 syntax into the texts it names; NotLiteral for anything else. */
+    /** Reads RE2 syntax into branches of texts and runs; NotLiteral for anything else. */
     private static final class Expander {
         final String p;
         int i;
@@ -236,15 +260,14 @@ final class LiteralPattern {
             int total = 0;
             while (true) {
                 Branch b = branch();
-                for (Set<String> segment : b.segments()) {
-                    total += segment.size();
+                for (Object e : b.elements()) {
+                    total += e instanceof Set<?> texts ? texts.size() : 1;
                 }
                 if (total > MAX_TEXTS) {
                     throw new NotLiteral();
                 }
                 branches.add(b);
-                if (i < p.length() && p.charAt(i) == '|') {
-                    i++;
+                if (eat("|")) {
                     continue;
                 }
                 break;
@@ -252,33 +275,34 @@ final class LiteralPattern {
             if (i != p.length()) {
                 throw new NotLiteral();
             }
-            return new LiteralPattern(List.copyOf(branches), caseless, dotAll);
+            return new LiteralPattern(List.copyOf(branches), caseless);
         }
 
         private Branch branch() {
             boolean atStart = eat("^");
             boolean before = eat("\\b");
-            List<Set<String>> segments = new ArrayList<>();
-            segments.add(sequence());
-            while (eat(".*")) {
-                eat("?");
-                segments.add(sequence());
-            }
+            List<Object> elements = sequence(false);
             boolean after = eat("\\b");
             boolean atEnd = eat("$");
             if (i < p.length() && p.charAt(i) != '|') {
                 throw new NotLiteral();
             }
-            for (Set<String> texts : segments) {
-                if (texts.contains("") && (segments.size() > 1 || before || after)) {
-                    throw new NotLiteral(); // an empty segment, or an empty text at a boundary: re2j's business
+            boolean simple = elements.size() == 1 && elements.get(0) instanceof Set<?>;
+            for (Object e : elements) {
+                if (e instanceof Set<?> texts && texts.contains("") && (!simple || before || after)) {
+                    throw new NotLiteral(); // an empty text among runs, or at a boundary: re2j's business
                 }
             }
+            if ((before && !(elements.get(0) instanceof Set<?>)) || (after && !(elements.get(elements.size() - 1) instanceof Set<?>))) {
+                throw new NotLiteral(); // a boundary next to a run
+            }
             Set<Integer> lengths = new HashSet<>();
-            segments.get(0).forEach(t -> lengths.add(t.length()));
-            List<Set<String>> frozen = new ArrayList<>();
-            segments.forEach(t -> frozen.add(Set.copyOf(t)));
-            return new Branch(List.copyOf(frozen), atStart, atEnd, before, after, Set.copyOf(lengths));
+            if (simple) {
+                for (Object t : (Set<?>) elements.get(0)) {
+                    lengths.add(((String) t).length());
+                }
+            }
+            return new Branch(List.copyOf(elements), atStart, atEnd, before, after, Set.copyOf(lengths));
         }
 
         private boolean eat(String token) {
@@ -289,26 +313,107 @@ final class LiteralPattern {
             return false;
         }
 
-        /** Items up to {@code |}, {@code )}, a trailing {@code \b} or {@code $}, or the end. */
-        private Set<String> sequence() {
-            Set<String> out = new LinkedHashSet<>();
-            out.add("");
+        /**
+         * Atoms up to {@code |}, {@code )}, a trailing {@code \b} or {@code $}, or the end: adjacent
+         * texts joined into one set, runs between them. Inside a group, a single set.
+         */
+        private List<Object> sequence(boolean inGroup) {
+            List<Object> out = new ArrayList<>();
+            Set<String> texts = new LinkedHashSet<>();
+            texts.add("");
             while (i < p.length()) {
                 char c = p.charAt(i);
-                if (c == '|' || c == ')' || c == '$' || p.startsWith("\\b", i) || p.startsWith(".*", i)) {
+                if (c == '|' || c == ')' || c == '$' || p.startsWith("\\b", i)) {
                     break;
                 }
-                Set<String> atom = atom();
+                Object atom = atom();
                 int[] range = quantifier();
-                if (range != null) {
-                    atom = repeated(atom, range[0], range[1]);
+                if (atom instanceof Run run) {
+                    Run repeated = range == null ? run : new Run(run.ascii(), run.any(), run.anyButNewline(), range[0], range[1]);
+                    Set<String> finite = run.any() || run.anyButNewline() ? null : expand(repeated);
+                    if (finite == null && inGroup) {
+                        throw new NotLiteral();
+                    }
+                    if (finite != null && (long) texts.size() * finite.size() <= MAX_TEXTS) {
+                        texts = product(texts, finite);
+                        continue;
+                    }
+                    if (inGroup) {
+                        throw new NotLiteral();
+                    }
+                    out.add(Set.copyOf(texts));
+                    out.add(repeated);
+                    texts = new LinkedHashSet<>();
+                    texts.add("");
+                    continue;
                 }
-                out = product(out, atom);
+                @SuppressWarnings("unchecked")
+                Set<String> set = (Set<String>) atom;
+                if (range != null) {
+                    if (range[1] == UNBOUNDED) {
+                        throw new NotLiteral();
+                    }
+                    set = repeated(set, range[0], range[1]);
+                }
+                texts = product(texts, set);
             }
-            return out;
+            if (inGroup) {
+                return List.of(texts);
+            }
+            out.add(Set.copyOf(texts));
+            // Drop the empty sets runs left at the ends or between runs ({""} needs nothing).
+            List<Object> cleaned = new ArrayList<>();
+            for (Object e : out) {
+                if (!(e instanceof Set<?> s && s.size() == 1 && s.contains(""))) {
+                    cleaned.add(e);
+                }
+            }
+            if (cleaned.isEmpty()) {
+                cleaned.add(Set.of(""));
+            }
+            return cleaned;
         }
 
-        private Set<String> atom() {
+        /** A class run's texts when it is small (a bounded run of an ASCII class); null otherwise. */
+        private static Set<String> expand(Run run) {
+            if (run.max() == UNBOUNDED || run.max() > 8) {
+                return null;
+            }
+            Set<String> one = new LinkedHashSet<>();
+            for (char c = 0; c < 128; c++) {
+                if (run.ascii()[c]) {
+                    one.add(String.valueOf(c));
+                }
+            }
+            long size = 1;
+            for (int k = 0; k < run.max(); k++) {
+                size *= Math.max(1, one.size());
+                if (size > MAX_TEXTS) {
+                    return null;
+                }
+            }
+            Set<String> out = new LinkedHashSet<>();
+            Set<String> power = new LinkedHashSet<>();
+            power.add("");
+            for (int k = 0; k <= run.max(); k++) {
+                if (k >= run.min()) {
+                    out.addAll(power);
+                }
+                if (k < run.max()) {
+                    Set<String> next = new LinkedHashSet<>();
+                    for (String a : power) {
+                        for (String b : one) {
+                            next.add(a + b);
+                        }
+                    }
+                    power = next;
+                }
+            }
+            return out.size() > MAX_TEXTS ? null : out;
+        }
+
+        /** A set of texts, or a {@link Run} of one character class. */
+        private Object atom() {
             char c = p.charAt(i);
             if (c == '(') {
                 i++;
@@ -317,7 +422,9 @@ final class LiteralPattern {
                 }
                 Set<String> alternatives = new LinkedHashSet<>();
                 while (true) {
-                    alternatives.addAll(sequence());
+                    @SuppressWarnings("unchecked")
+                    Set<String> alt = (Set<String>) sequence(true).get(0);
+                    alternatives.addAll(alt);
                     check(alternatives);
                     if (eat("|")) {
                         continue;
@@ -332,21 +439,31 @@ final class LiteralPattern {
             if (c == '[') {
                 return charClass();
             }
+            if (c == '.') {
+                i++;
+                return new Run(null, dotAll, !dotAll, 1, 1);
+            }
             if (c == '\\') {
                 i++;
                 if (i >= p.length()) {
                     throw new NotLiteral();
                 }
                 char d = p.charAt(i++);
-                if (d == 'd') {
-                    return digits();
+                if (d == 'd' || d == 's' || d == 'w') {
+                    boolean[] set = new boolean[128];
+                    String members = d == 'd' ? "0123456789" : d == 's' ? "\t\n\f\r " : WORD;
+                    members.chars().forEach(m -> set[m] = true);
+                    if (caseless && d == 'w') {
+                        throw new NotLiteral();
+                    }
+                    return new Run(set, false, false, 1, 1);
                 }
                 if (d < 0x80 && !Character.isLetterOrDigit(d)) {
                     return Set.of(String.valueOf(d));
                 }
                 throw new NotLiteral();
             }
-            if (c == '.' || c == '^' || c == '*' || c == '+' || c == '?' || c == '{' && repeatAt(i) != null) {
+            if (c == '^' || c == '*' || c == '+' || c == '?' || c == '{' && repeatAt(i) != null) {
                 throw new NotLiteral();
             }
             int cp = p.codePointAt(i);
@@ -354,24 +471,19 @@ final class LiteralPattern {
             if (caseless && cp >= 0x80) {
                 throw new NotLiteral();
             }
-            return Set.of(caseless ? LiteralPrefilter.fold(new String(Character.toChars(cp))) : new String(Character.toChars(cp)));
+            String s = new String(Character.toChars(cp));
+            return Set.of(caseless ? LiteralPrefilter.fold(s) : s);
         }
 
-        private static Set<String> digits() {
-            Set<String> out = new LinkedHashSet<>();
-            for (char d = '0'; d <= '9'; d++) {
-                out.add(String.valueOf(d));
-            }
-            return out;
-        }
+        private static final String WORD = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
 
-        /** A class of ASCII characters and ranges, not negated. */
-        private Set<String> charClass() {
+        /** A class of ASCII characters and ranges, not negated; caseless, without letters. */
+        private Run charClass() {
             i++;
             if (i < p.length() && p.charAt(i) == '^') {
                 throw new NotLiteral();
             }
-            Set<String> out = new LinkedHashSet<>();
+            boolean[] set = new boolean[128];
             boolean first = true;
             while (i < p.length() && (p.charAt(i) != ']' || first)) {
                 first = false;
@@ -381,17 +493,20 @@ final class LiteralPattern {
                     i++;
                     hi = member();
                 }
-                if (hi < lo || hi - lo > 64) {
+                if (hi < lo) {
                     throw new NotLiteral();
                 }
                 for (char m = lo; m <= hi; m++) {
-                    out.add(caseless ? LiteralPrefilter.fold(String.valueOf(m)) : String.valueOf(m));
+                    if (caseless && Character.isLetter(m)) {
+                        throw new NotLiteral(); // RE2 folds a caseless class, the Kelvin sign and long s too
+                    }
+                    set[m] = true;
                 }
             }
             if (!eat("]")) {
                 throw new NotLiteral();
             }
-            return out;
+            return new Run(set, false, false, 1, 1);
         }
 
         private char member() {
@@ -417,7 +532,7 @@ final class LiteralPattern {
             return c;
         }
 
-        /** {@code ?} or {@code {n}}, {@code {n,m}} (with an optional lazy {@code ?}); null for none; NotLiteral for {@code *}, {@code +}, {@code {n,}}. */
+        /** {@code ?}, {@code *}, {@code +} or a counted repetition (with an optional lazy {@code ?}) as {min, max}; null for none. */
         private int[] quantifier() {
             if (i >= p.length()) {
                 return null;
@@ -427,8 +542,12 @@ final class LiteralPattern {
             if (q == '?') {
                 i++;
                 range = new int[] {0, 1};
-            } else if (q == '*' || q == '+') {
-                throw new NotLiteral();
+            } else if (q == '*') {
+                i++;
+                range = new int[] {0, UNBOUNDED};
+            } else if (q == '+') {
+                i++;
+                range = new int[] {1, UNBOUNDED};
             } else if (q == '{' && repeatAt(i) != null) {
                 range = repeatAt(i);
                 i = p.indexOf('}', i) + 1;
@@ -453,14 +572,15 @@ final class LiteralPattern {
             if (parts.length == 1) {
                 return new int[] {lo, lo};
             }
-            if (parts[1].isEmpty()) {
-                throw new NotLiteral(); // {n,}: unbounded
+            int hi = parts[1].isEmpty() ? UNBOUNDED : Integer.parseInt(parts[1]);
+            if (hi < lo) {
+                throw new NotLiteral();
             }
-            return new int[] {lo, Integer.parseInt(parts[1])};
+            return new int[] {lo, hi};
         }
 
         private Set<String> repeated(Set<String> atom, int min, int max) {
-            if (max < min || max > 8) {
+            if (max > 8) {
                 throw new NotLiteral();
             }
             Set<String> out = new LinkedHashSet<>();

@@ -204,7 +204,9 @@ class BundleTest {
         Set<String> out = new TreeSet<>(List.of(
                 "(?i)kelvin|strasse", "(?i)\\bSKY\\b", "^a.*b.*c$", "(?s)^a.*b$", "x.*y", "\\bword\\b.*end", "^(ab|a)(c|bc)$",
                 "[]a-c]x", "[- ]?up", "a{2,3}b", "a{2}", "(?:foo|bar)?baz", "\\.\\*\\+", "^$", "a?", "\u00e9t\u00e9|\uD83D\uDE00+",
-                "(?i)top[- ]?up", "\\d{3} - ", "(?i)[k]m", "^x\\b", "q$|^r", "(?U)a.*?b", "a|b|"));
+                "(?i)top[- ]?up", "\\d{3} - ", "(?i)[k]m", "^x\\b", "q$|^r", "(?U)a.*?b", "a|b|",
+                "a\\d+b", "^x\\d{2,}y$", "a.?b", "(?i)a.?b", "a\\s*b", "[0-9.]+s", "a.b", "(?s)a.b", "^.{2}$", "[A-Z]{3}-[0-9]+",
+                "\\w+@", "x.*\\d+.*y$", "^\\d*$"));
         for (String name : new String[] {"library", "kinds", "precedence", "layers"}) {
             for (JsonElement r : Spec.read(bundles().resolve(name + ".json")).getAsJsonArray("rules")) {
                 collect(r.getAsJsonObject().getAsJsonArray("conditions"), out);
@@ -258,6 +260,13 @@ class BundleTest {
             out.add(a + " middle " + b);
             out.add(a + "\n" + b);
             out.add(b + " " + a);
+            for (String gap : List.of("12", " 1.5 ", "\uD83D\uDE00", "  ", "\n\n", "x", "_9")) {
+                out.add(a + gap + b);
+            }
+        }
+        for (String m : List.of("", "a", "ab", "a1b", "a12b", "a\nb", "a\uD83D\uDE00b", "aXb", "x12y", "x1y", "x123y\n", "12.5s", "ABC-9",
+                "abc-9", "AB-9", "user@", "x 1 y", "x\n1 y", "123", "12", "\uD83D\uDE00\uD83D\uDE00", "a \t\n b", "A.B")) {
+            out.add(m);
         }
         return out;
     }
@@ -298,7 +307,8 @@ class BundleTest {
 
     @Test
     void whatTheShortcutsDoNotReadIsLeftToRe2j() {
-        for (String p : List.of("(?m)^a$", "a(?i)b", "\\pL+", "[^a]b", "a+", "\\x{41}", "(?P<n>a)", "a.b", "(a.*b)")) {
+        for (String p : List.of("(?m)^a$", "a(?i)b", "\\pL+", "[^a]b", "a+", "\\x{41}", "(?P<n>a)", "(a.*b)", "(?i)[a-z]+", "(?i)\\w",
+                "(ab)+", "a?.*b", "\\b.*x")) {
             assertEquals(null, LiteralPattern.of(p), p);
         }
         for (String p : List.of("a|.*", ".*", "(?i)\u00e9", "x?", "(a|)")) {
