@@ -120,9 +120,11 @@ def facts_java(facts: dict[str, Any]) -> str:
     failures = facts["response_failures"]
     evidence = facts["evidence"]
     details = ",\n".join(
-        f"            new GoogleDetail({string(attribute)}, {string(d['type_url'])}, {string(d['field'])})"
+        f"            new GoogleDetail({string(attribute)}, "
+        f"{string(d['type_url'])}, {string(d['field'])})"
         for attribute, d in evidence["google_details"].items()
     )
+    prefix = string(evidence["header_attribute_prefix"])
     by_provider = map_of(
         [f"{string(p)}, {strings(r)}" for p, r in failures["failure_reasons"].items()],
         " " * 12,
@@ -225,7 +227,7 @@ public final class Facts {{
      * A provider's response header kept as evidence is the attribute of this prefix and the
      * header's name in lower case.
      */
-    public static final String HEADER_ATTRIBUTE_PREFIX = {string(evidence["header_attribute_prefix"])};
+    public static final String HEADER_ATTRIBUTE_PREFIX = {prefix};
     /** The response headers kept from a provider's error, by their lower-case names. */
     public static final List<String> EVIDENCE_HEADERS = {strings(evidence["headers"])};
 
