@@ -33,7 +33,10 @@ import java.util.Set;
  * descriptor must have for them to match. The descriptor's chain (type, then supertypes) is
  * walked once per tier, and the first depth with a match decides, since type depth is the next
  * key. Message patterns are compiled once, with re2j (RE2's linear-time semantics, as the
- * service's C++ RE2 and the other clients' RE2 ports).
+ * service's C++ RE2 and the other clients' RE2 ports); a pattern of literal texts and character
+ * runs is decided by {@link LiteralPattern} without it, and the others run only when {@link
+ * LiteralPrefilter} finds the literals they need. Cheap conditions are tested before causes and
+ * patterns.
  */
 final class BundleEvaluator {
     /** The fields a bundle strips; a bundle naming others is of a format this evaluator does not know. */
