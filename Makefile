@@ -17,7 +17,7 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 # starts "Editable installation" is silenced; pip's errors and other warnings still show.
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation$${PYTHONWARNINGS:+,$$PYTHONWARNINGS}"
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors java-bench java-bench bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser. The
 # client (clients/python, its own distribution, which the server depends on) comes from the tree.
@@ -114,6 +114,14 @@ bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ and the clients' in
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
 	if command -v go >/dev/null; then cd clients/go && GOFLAGS=-mod=readonly go run ./internal/bench; fi
 	if command -v node >/dev/null && command -v npm >/dev/null; then cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node bench/bundle.js; fi
+	$(MAKE) --no-print-directory java-bench
+
+JAVA_CP := $(CURDIR)/clients/java/target/test.classpath
+java-bench:  ## the Java bundle evaluator in process on the bundled library (p50, p99 per evaluation; a few seconds after the build)
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  mvn -q -B -ntp -f clients/java/pom.xml test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(JAVA_CP) && \
+	  java -cp clients/java/target/classes:clients/java/target/test-classes:$$(cat $(JAVA_CP)) -Derrorclass.spec.dir=clients/spec dev.errorclass.client.BundleBench; \
+	else echo "java-bench: java or mvn is not on PATH; the Java evaluator's benchmark is skipped"; fi
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
