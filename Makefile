@@ -17,7 +17,7 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 # starts "Editable installation" is silenced; pip's errors and other warnings still show.
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation$${PYTHONWARNINGS:+,$$PYTHONWARNINGS}"
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors java-bench java-bench bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors java-bench bench golden clean
 
 # Serving needs the package and its runtime dependencies only: no extras, no browser. The
 # client (clients/python, its own distribution, which the server depends on) comes from the tree.
