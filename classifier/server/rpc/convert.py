@@ -316,8 +316,31 @@ _TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)
 """google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z."""
 
 
+class ReportedAnswers:
+    """Reported answers, each checked once: a client's answers are the few hundred its
+    bundle gives (one per rule and Unknown reason), so a report of a thousand decisions
+    is mostly answers seen before, found by their wire bytes (checking one costs about
+    twice as much as checking its descriptor). One per servicer; the cap only guards
+    against answers made some other way."""
+
+    def __init__(self, limit: int = _PREBUILT_MAX) -> None:
+        self.limit = limit
+        self._checked: dict[bytes, Classification] = {}
+
+    def answer(self, msg: pb.ClassifyResponse) -> Classification:
+        """The answer as a Classification; DescriptorError as `reported_answer` raises it."""
+        key = msg.SerializeToString(deterministic=True)
+        found = self._checked.get(key)
+        if found is None:
+            found = reported_answer(msg)
+            if len(self._checked) >= self.limit:
+                self._checked.clear()
+            self._checked[key] = found
+        return found
+
+
 def reported_decision(
-    msg: pb.ReportedDecision, serving_bundle: str
+    msg: pb.ReportedDecision, serving_bundle: str, answers: ReportedAnswers
 ) -> tuple[Descriptor, Classification, LocalDecision]:
     """A decision a client reported, validated: the descriptor as Classify validates it, the
     answer's class, effect and reason ones this server knows, the digests well formed.
@@ -338,7 +361,7 @@ def reported_decision(
         violations.append(FieldViolation("answer", "is required"))
     else:
         try:
-            answer = reported_answer(msg.answer)
+            answer = answers.answer(msg.answer)
         except DescriptorError as exc:
             violations += exc.violations
     if not _DIGEST.fullmatch(msg.bundle_digest):

@@ -131,6 +131,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self.observers = tuple(observers)
         self.reporters = tuple(reporters)
         self._responses = convert.Responses(holder.current)
+        self._reported = convert.ReportedAnswers()
         self._bundle_responses: (
             tuple[ServingBundle, pb.GetBundleResponse, pb.GetBundleResponse] | None
         ) = None
@@ -266,7 +267,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         violations: list[FieldViolation] = []
         for i, item in enumerate(request.decisions):
             try:
-                taken.append(convert.reported_decision(item, serving))
+                taken.append(convert.reported_decision(item, serving, self._reported))
             except DescriptorError as exc:
                 violations += (
                     FieldViolation(f"decisions[{i}].{v.field}", v.message) for v in exc.violations
