@@ -173,10 +173,10 @@ def add_parser(sub: Any) -> None:
 
     bundle = p.add_argument_group(
         "bundle",
-        "GetBundle serves the ruleset as a bundle (docs/bundles.md) that clients evaluate in "
-        "process, built and signed each time a ruleset starts serving. Say how it is "
-        "signed with one of --bundle-key, --bundle-signatures or --unsigned-bundle; with "
-        "none, GetBundle answers FAILED_PRECONDITION.",
+        "GetBundle serves the ruleset as a bundle (docs/bundles.md) that clients\n"
+        "evaluate in process, built and signed each time a ruleset starts serving.\n"
+        "Say how it is signed with one of --bundle-key, --bundle-signatures or\n"
+        "--unsigned-bundle; with none, GetBundle answers FAILED_PRECONDITION.",
     )
     bundle.add_argument(
         "--bundle-key",
