@@ -121,10 +121,10 @@ SERVER_ROOMS: list[set[str]] = [
 ]
 """Inside `server/`, each tier may import its own room and the tiers before it, never a
 room beside it nor a tier after it: what every room shares (the log, the serving
-ruleset's home, the token bucket, grpcio's internals), then explanations and the
+ruleset's home and its bundle, the token bucket, grpcio's internals), then explanations and the
 observers, then the two ports (gRPC and the side port), then the owner that assembles
 them (`runtime`, with `reload` and `workers`), which nothing below imports."""
-SERVER_SHARED = {"log", "serving_ruleset", "token_bucket", "internals"}
+SERVER_SHARED = {"log", "serving_ruleset", "serving_bundle", "token_bucket", "internals"}
 SERVER_TOP = {"", "runtime", "reload", "workers"}
 SERVER_WEB_FILES = {"admin", "console"}
 """The side port's modules while they still sit at the top of `server/` (they move to

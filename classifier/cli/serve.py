@@ -30,8 +30,9 @@ if TYPE_CHECKING:
 
 EXITS = {
     Exit.ok: "stopped by SIGTERM or SIGINT after in-flight calls finished",
-    Exit.failed: "cannot serve: the rules (or the candidate) do not load, or a port or "
-    "file cannot be opened",
+    Exit.failed: "cannot serve: the rules (or the candidate) do not load, a port or "
+    "file cannot be opened, or the bundle cannot be signed as told (a bad --bundle-key, "
+    "a --bundle-signatures file made for another bundle)",
 }
 
 
@@ -170,6 +171,44 @@ def add_parser(sub: Any) -> None:
         "examples), after the built-in masks; repeatable",
     )
 
+    bundle = p.add_argument_group(
+        "bundle",
+        "GetBundle serves the ruleset as a bundle (docs/bundles.md) that clients\n"
+        "evaluate in process, built and signed each time a ruleset starts serving.\n"
+        "Say how it is signed with one of --bundle-key, --bundle-signatures or\n"
+        "--unsigned-bundle; with none, GetBundle answers FAILED_PRECONDITION.",
+    )
+    bundle.add_argument(
+        "--bundle-key",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PEM",
+        help="sign each bundle with this Ed25519 private key (PKCS#8 PEM, `classifier bundle "
+        "keygen`); repeat to sign with several, for a rotation",
+    )
+    bundle.add_argument(
+        "--bundle-signatures",
+        type=Path,
+        metavar="FILE",
+        help="serve the signatures a CI step made (`classifier bundle build` + `sign`) for "
+        "the bundle of these rules; re-read at each reload, and every signature must verify "
+        "over the bundle the server builds, else it does not start (or reload)",
+    )
+    bundle.add_argument(
+        "--bundle-public-key",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PEM",
+        help="with --bundle-signatures: a public key its signatures are checked with; repeatable",
+    )
+    bundle.add_argument(
+        "--unsigned-bundle",
+        action="store_true",
+        help="serve the bundle unsigned, marked so (GetBundle's `signed` is false)",
+    )
+
     edge = p.add_argument_group("TLS and limits")
     edge.add_argument("--tls-cert", type=Path, metavar="PEM", help="server certificate chain")
     edge.add_argument("--tls-key", type=Path, metavar="PEM", help="server private key")
@@ -241,8 +280,17 @@ def add_parser(sub: Any) -> None:
 def config_from_args(args: argparse.Namespace) -> ServeConfig:
     """The flags as a ServeConfig; the parser's error (exit 2) for flags that need others."""
     from classifier.server import ServeConfig, ServerLimits, TlsFiles
+    from classifier.server.serving_bundle import BundleConfig
 
     parser: argparse.ArgumentParser = args.parser
+    bundle = BundleConfig(
+        keys=tuple(args.bundle_key),
+        signatures=args.bundle_signatures,
+        public_keys=tuple(args.bundle_public_key),
+        unsigned=args.unsigned_bundle,
+    )
+    if problem := bundle.problem():
+        parser.error(problem)
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
@@ -271,6 +319,7 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         shadow_examples=args.shadow_examples,
         unknown_sample_bytes=args.unknown_sample_bytes,
         tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
+        bundle=bundle,
         limits=ServerLimits(
             max_request_bytes=args.max_request_bytes,
             max_concurrent_rpcs=args.max_concurrent_rpcs or None,
@@ -288,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     # command's, --help included) never pays for it (tests/cli/test_start_up.py).
     from classifier.errors import RulesetError
     from classifier.server import serve
-    from classifier.server.runtime import load_rulesets
+    from classifier.server.runtime import load_rulesets, serving_bundle
     from classifier.server.workers import check_workers, serve_workers
 
     config = config_from_args(args)
@@ -296,9 +345,10 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(problem)
     try:
         rulesets = load_rulesets(config)  # once: bad rules are refused before any worker forks
+        bundle = serving_bundle(config, rulesets)  # and so is a bundle that cannot serve
         if args.workers > 1:
-            return serve_workers(config, args.workers, rulesets)
-        serve(config, rulesets)
+            return serve_workers(config, args.workers, rulesets, bundle)
+        serve(config, rulesets, bundle)
     except RulesetError as exc:
         print(exc.render(), file=sys.stderr)
         print(
@@ -306,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return Exit.failed
-    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError is a ValueError
+    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError, BundleError: ValueError
         print(f"classifier: cannot serve: {exc}", file=sys.stderr)
         return Exit.failed
     return Exit.ok

@@ -58,8 +58,9 @@ from classifier.server.rpc import convert
 from classifier.server.rpc.app import GrpcServer, ServerLimits, create_server
 from classifier.server.rpc.lanes import Lanes
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.rpc.service import Observer
+from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
+from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
 from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.server.web.admin import AdminServer
 from classifier.server.web.console import Console
@@ -96,6 +97,8 @@ class ServeConfig:
     limits: ServerLimits = field(default_factory=ServerLimits)
     reuse_port: bool = False
     """Share the port with other processes (SO_REUSEPORT): set for each of --workers."""
+    bundle: BundleConfig = field(default_factory=BundleConfig)
+    """How the serving bundle is signed (--bundle-key, --bundle-signatures, --unsigned-bundle)."""
 
     def folders(self) -> dict[str, Path]:
         """The ruleset folders served, by role: `active`, and `candidate` when shadowing.
@@ -126,19 +129,42 @@ def load_rulesets(config: ServeConfig) -> Rulesets:
     return {role: load_checked(path, check) for role, path in config.folders().items()}
 
 
+def serving_bundle(config: ServeConfig, rulesets: Rulesets) -> ServingBundle:
+    """The active ruleset's bundle, signed as the flags say; BundleError (a ValueError)
+    naming the flag when a key file is bad or a signatures file does not verify over it.
+
+    Made once, before `--workers` forks, with the rules: every worker serves the same
+    bytes, and a bundle that cannot be served refuses the start before any worker runs.
+    """
+    return Bundler(config.bundle).make(rulesets["active"])
+
+
 class App:
     """A configured service, bound to its ports but not yet started.
 
     Serves `rulesets` when given (load_rulesets(config), loaded earlier), else loads
-    them. Raises RulesetError when the rules (or the candidate) do not load, OSError
-    when a port cannot be bound or a file opened, ValueError for bad TLS files.
+    them, and `bundle` (serving_bundle(config, rulesets)) when given, else builds it.
+    Raises RulesetError when the rules (or the candidate) do not load, OSError when a
+    port cannot be bound or a file opened, ValueError for bad TLS files and BundleError
+    (a ValueError) for a bundle that cannot be signed as the flags say.
     """
 
-    def __init__(self, config: ServeConfig, rulesets: Rulesets | None = None) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        rulesets: Rulesets | None = None,
+        bundle: ServingBundle | None = None,
+    ) -> None:
         self.config = config
         self._stopped = False
         loaded = load_rulesets(config) if rulesets is None else rulesets
-        holders = {role: RulesetHolder(loaded[role]) for role in config.folders()}
+        self.bundler = Bundler(config.bundle)
+        if bundle is None:
+            bundle = self.bundler.make(loaded["active"])
+        holders = {
+            role: RulesetHolder(loaded[role], bundle if role == "active" else None)
+            for role in config.folders()
+        }
         self.metrics = Metrics()
         self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
@@ -184,10 +210,13 @@ class App:
                 redactor=self.redactor,
             )
             observers.append(self.shadow)
+        reporters: list[Reporter] = []
         if self.decisions is not None:
             observers.append(self.decisions)
+            reporters.append(self.decisions)
         if self.sample is not None:
             observers.append(self.sample)
+            reporters.append(self.sample)
         self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, Pushback())
         self.explain_budget = ExplainBudget()
         self.explainer = Explainer()
@@ -198,6 +227,7 @@ class App:
                 threads=config.threads,
                 candidate=self.candidate,
                 observers=observers,
+                reporters=reporters,
                 metrics=self.metrics,
                 tls=config.tls,
                 limits=config.limits,
@@ -265,7 +295,20 @@ class App:
         self, path: Path, holder: RulesetHolder, role: str, check: Check | None
     ) -> Reloader:
         self.metrics.serving(role, holder.current)
-        return Reloader(path, holder, role=role, check=check, listeners=[self.metrics.reloaded])
+        if role != "active":
+            return Reloader(path, holder, role=role, check=check, listeners=[self.metrics.reloaded])
+        self.metrics.bundle(holder.serving.bundle)
+        return Reloader(
+            path,
+            holder,
+            role=role,
+            check=check,
+            listeners=[self.metrics.reloaded, self._bundle_served],
+            bundler=self.bundler,
+        )
+
+    def _bundle_served(self, role: str, status: ReloadStatus, serving: Ruleset) -> None:
+        self.metrics.bundle(self.active.serving.bundle)
 
     @property
     def address(self) -> str:
@@ -317,7 +360,7 @@ class App:
                 "source": r.source,
             }
 
-        active = self.active.current
+        active, bundle = self.active.serving
         tls = self.config.tls
         out: dict[str, object] = {
             "address": self.address,
@@ -329,6 +372,9 @@ class App:
             "rules": len(active.rules),
             "source": active.source,
             "tls": "mutual" if tls and tls.client_ca else "on" if tls else "off",
+            "bundle_digest": bundle.digest if bundle is not None else "",
+            "bundle_signing": bundle.signing.value if bundle is not None else "",
+            "bundle_key_ids": list(bundle.key_ids) if bundle is not None else [],
             "watch": self.config.watch,
             "strict": self.config.strict,
         }
@@ -426,7 +472,9 @@ class SignalPipe:
         os.close(self._read)
 
 
-def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
+def serve(
+    config: ServeConfig, rulesets: Rulesets | None = None, bundle: ServingBundle | None = None
+) -> None:
     """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
 
     SIGHUP reloads the rules (on a thread of its own: a handler must not block);
@@ -458,7 +506,7 @@ def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
         if take_early_signals():
             on_reload()
         raise_fd_limit()
-        app = App(config, rulesets)
+        app = App(config, rulesets, bundle)
         gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
         app.start()
         with lock:

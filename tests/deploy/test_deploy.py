@@ -324,6 +324,14 @@ def test_the_prometheus_rules_parse_and_use_exported_metrics(
     used = set().union(*(_selectors(r["expr"]) for r in rules))
     running = start_app(BUNDLED_RULES, watch=False)
     running.stub.Classify(pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a.B")))
+    unknown = running.stub.Classify(
+        pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a.B"))
+    )
+    digest = running.stub.GetRuleset(pb.GetRulesetRequest()).bundle_digest
+    reported = pb.ReportedDecision(
+        descriptor=pb.ExceptionDescriptor(type="a.B"), answer=unknown, bundle_digest=digest
+    )
+    running.stub.ReportDecisions(pb.ReportDecisionsRequest(decisions=[reported]))
     status, text = running.http("/metrics")
     assert status == 200
     exported = {s.name for family in text_string_to_metric_families(text) for s in family.samples}

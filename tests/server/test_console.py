@@ -45,7 +45,16 @@ from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
+from tests.conftest import StartApp
+from tests.support import (
+    ROOT,
+    SERVING_RULES,
+    MakeRuleset,
+    ruleset_files,
+    serving_files,
+    wait_for,
+    write_folder,
+)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 """Debian's, as `make setup` installs it (the Makefile's CHROMIUM, which it exports)."""
@@ -504,6 +513,42 @@ def test_a_screenshot_of_the_page_is_kept(served: Served, tab: Watched) -> None:
 
 
 WEB = ROOT / "classifier" / "server" / "web"
+
+
+def test_the_serving_ruleset_shows_its_bundle_and_how_it_is_signed(
+    tmp_path: Path, start_app: StartApp
+) -> None:
+    """The bundle digest (GetBundle's) beside the ruleset's, signed by which keys, unsigned,
+    or not served, as `serve` was told."""
+    from classifier.bundle.signing import generate_key, key_id, private_pem
+    from classifier.server.serving_bundle import BundleConfig
+
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    signer = generate_key()
+    key = tmp_path / "ops.key"
+    key.write_bytes(private_pem(signer))
+    for config, said in (
+        (
+            BundleConfig(keys=(key,)),
+            f"signed by {key_id(signer.public_key())} (--bundle-key: this server signs)",
+        ),
+        (BundleConfig(unsigned=True), "unsigned (--unsigned-bundle)"),
+        (
+            BundleConfig(),
+            "not served: GetBundle needs --bundle-key, --bundle-signatures or --unsigned-bundle",
+        ),
+    ):
+        running = start_app(rules, watch=False, bundle=config)
+        status, page = running.http("/console")
+        assert status == 200
+        serving = page[page.index("<section class=ruleset data-role=serving>") :]
+        serving = serving[: serving.index("</section>")]
+        shown = serving[serving.index("<dt>bundle</dt>") :]
+        text = " ".join("".join(_parsed(shown[: shown.index("</dd>")]).text).split())
+        bundle = running.app.active.serving.bundle
+        assert bundle is not None
+        assert text == f"bundle{bundle.digest}, {len(bundle.data):,} bytes: {said}"
+        running.close()
 
 
 def test_markup_comes_only_from_the_templates_and_every_value_is_escaped() -> None:

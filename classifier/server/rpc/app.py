@@ -37,7 +37,7 @@ from classifier.server.rpc.lane_interceptor import LaneInterceptor
 from classifier.server.rpc.lanes import LaneLimits, Lanes
 from classifier.server.rpc.observing_interceptor import ObservingInterceptor
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.rpc.service import ClassifierService, Observer
+from classifier.server.rpc.service import ClassifierService, Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles, server_credentials
 from classifier.server.serving_ruleset import RulesetHolder
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
@@ -189,6 +189,7 @@ def create_server(
     threads: int = DEFAULT_THREADS,
     candidate: RulesetHolder | None = None,
     observers: Sequence[Observer] = (),
+    reporters: Sequence[Reporter] = (),
     metrics: Metrics | None = None,
     tls: TlsFiles | None = None,
     limits: ServerLimits | None = None,
@@ -199,10 +200,11 @@ def create_server(
 ) -> GrpcServer:
     """A server bound to `address` (port 0 picks a free port), not yet started.
 
-    Metrics always count every answer; `observers` (the decision log, the
-    shadow) are told after them. `lanes` (with their pushback), `explain_budget`
-    and `explainer` are the owner's (runtime.App), who closes the explainer;
-    those not given are made here for this server alone, and it closes them.
+    Metrics always count every answer and every reported decision; `observers` (the
+    decision log, the shadow) are told of answers after them, `reporters` (the decision
+    log, the live Unknown sample) of reported decisions. `lanes` (with their pushback),
+    `explain_budget` and `explainer` are the owner's (runtime.App), who closes the
+    explainer; those not given are made here for this server alone, and it closes them.
     """
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
     metrics = metrics or Metrics()
@@ -228,6 +230,7 @@ def create_server(
         pushback=lanes.pushback,
         candidate=candidate,
         observers=[metrics, *observers],
+        reporters=[metrics, *reporters],
     )
     pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)

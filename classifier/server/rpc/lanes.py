@@ -8,8 +8,9 @@ gets a *lane*: a thread pool of its own (grpcio's `experimental_thread_pool`
 on the handler, set by classifier.server.internals.run_on), with a bound on
 the calls it holds.
 
-    unary       Classify, ClassifyBatch, GetRuleset, ListClasses, and whatever else
-                is unary: --threads workers, --max-concurrent-rpcs calls queued or served
+    unary       Classify, ClassifyBatch, GetRuleset, ListClasses, GetBundle,
+                ReportDecisions, and whatever else is unary: --threads workers,
+                --max-concurrent-rpcs calls queued or served
     health      grpc.health.v1 Check: threads of its own, so probes never queue
                 behind classification
     stream      ClassifyStream: one thread per open stream, up to --max-streams

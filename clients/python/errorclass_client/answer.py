@@ -187,6 +187,11 @@ class RulesetInfo:
     layers: tuple[RulesetLayer, ...] = ()
     classifier_version: str = ""
     """The classifier software serving it ("" from a server older than the field)."""
+    bundle_digest: str = ""
+    """The digest of its bundle (GetBundle), sha256:<hex> of the bundle's bytes: what local
+    answers name ("" from a server older than the field, and for a candidate)."""
+    bundle_signed: bool = False
+    """Whether the bundle carries the operator's signatures."""
     last_reload: ReloadInfo | None = None
     """None when no reload was tried since the server started."""
     candidate: RulesetInfo | None = None

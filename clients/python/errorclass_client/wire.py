@@ -206,6 +206,8 @@ def ruleset_info_from_proto(r: pb.RulesetInfo) -> RulesetInfo:
             for k in r.layers
         ),
         classifier_version=r.classifier_version,
+        bundle_digest=r.bundle_digest,
+        bundle_signed=r.bundle_signed,
         last_reload=reload_info_from_proto(r.last_reload) if r.HasField("last_reload") else None,
         candidate=ruleset_info_from_proto(r.candidate) if r.HasField("candidate") else None,
     )
