@@ -1,14 +1,18 @@
 """Build a bundle from a compiled Ruleset: the converter from the engine's shapes to the format.
 
 The bundle is a pure function of the ruleset and the classifier's version:
-no clock, no path of the machine it was built on (a rule's location is the
-one the engine prints), keys in a fixed order and ASCII JSON, so the same
-ruleset always gives the same bytes, and so the same signature.
+no clock, no path of the machine it was built on (a rule's location is its file
+relative to its layer's folder, under the layer's name: `default/python/openai.yaml:3:5`,
+wherever the folder is and whatever the working directory), keys in a fixed order and
+ASCII JSON, so the same ruleset always gives the same bytes, and so the same
+signature: a CI step can sign the bundle a server will build from the same rules.
 """
 
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any, assert_never
 
 from classifier import limits, version
@@ -44,6 +48,7 @@ from classifier.engine.conditions import (
     TypeIs,
 )
 from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
+from classifier.source.loader import LIBRARY_PREFIX
 from classifier.taxonomy import ORIGIN_ALIASES, Effect, ErrorClass, Origin, UnknownReason
 
 WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())
@@ -95,7 +100,7 @@ def build_bundle(ruleset: Ruleset) -> BundleDoc:
             no_match=_unknown(ruleset, UnknownReason.no_match),
             conflict=_unknown(ruleset, UnknownReason.conflict),
         ),
-        rules=[_rule(r) for r in sorted(ruleset.rules, key=lambda r: r.order)],
+        rules=[_rule(r, ruleset) for r in sorted(ruleset.rules, key=lambda r: r.order)],
     )
 
 
@@ -163,10 +168,29 @@ def _unknown(ruleset: Ruleset, reason: UnknownReason) -> AnswerDoc:
     return _answer(Outcome(ErrorClass.Unknown, c.action, c.effect, c.retryable))
 
 
-def _rule(rule: CompiledRule) -> RuleDoc:
+def portable_location(rule: CompiledRule, ruleset: Ruleset) -> str:
+    """The rule's location with its file named inside its layer (`<layer>/<path>`), not as
+    this machine's working directory shows it; as shown when the file is not in the layer's
+    folder (a layer held only in memory keeps its label)."""
+    loc = rule.location
+    layer = ruleset.layers[rule.layer] if rule.layer < len(ruleset.layers) else None
+    path = loc.file
+    if layer is not None:
+        if path.startswith(LIBRARY_PREFIX):
+            path = path[len(LIBRARY_PREFIX) :]
+        elif layer.folder:
+            # lexically, never through a link: a ConfigMap's files are links into a
+            # timestamped folder, which must not reach the bytes
+            relative = os.path.relpath(os.path.abspath(path), layer.folder)
+            if not relative.startswith(".."):
+                path = f"{layer.name}/{Path(relative).as_posix()}"
+    return f"{path}:{loc.line}:{loc.column}"
+
+
+def _rule(rule: CompiledRule, ruleset: Ruleset) -> RuleDoc:
     return RuleDoc(
         id=rule.id,
-        location=str(rule.location),
+        location=portable_location(rule, ruleset),
         order=rule.order,
         layer=rule.layer,
         fallback=rule.fallback,

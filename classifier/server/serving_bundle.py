@@ -221,12 +221,10 @@ class Bundler:
             raise BundleError(f"{where}: {exc.reason}: {exc.message}") from None
         if not doc.signatures:
             raise BundleError(f"{where}: unsigned: the signatures document lists no signature")
-        built = f"the bundle of {ruleset.name} {ruleset.version} ({ruleset.digest}) is {digest}"
-        if ruleset.rules:  # what else goes into the bytes: a CI step must match it
-            built += (
-                f"; it names rule files as this server shows them, "
-                f"{min(r.location.file for r in ruleset.rules)}, and classifier {version()}"
-            )
+        built = (  # all that goes into the bytes: a CI step must match it
+            f"the bundle of {ruleset.name} {ruleset.version} ({ruleset.digest}) "
+            f"by classifier {version()} is {digest}"
+        )
         for entry in doc.signatures:
             one = SignaturesDoc(
                 format=doc.format, format_version=doc.format_version, signatures=[entry]
