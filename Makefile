@@ -11,21 +11,27 @@ RULES  ?= rules
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM  # the browser tests launch the same one
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
+# setuptools warns at every editable install that a folder named like the package in the
+# working directory may shadow it (this repository's own classifier/ is the package): a
+# multi-line banner in `make run` about nothing to act on. Only a warning whose message
+# starts "Editable installation" is silenced; pip's errors and other warnings still show.
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation$${PYTHONWARNINGS:+,$$PYTHONWARNINGS}"
 
-.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors bench golden clean
+.PHONY: setup browser run test cases drift check lint typecheck spec proto proto-baseline deploy-rules schemas node-test go-client go-test java-client java-vectors java-bench bench golden clean
 
-# Serving needs the package and its runtime dependencies only: no extras, no browser.
-$(RUN_STAMP): pyproject.toml constraints.txt
+# Serving needs the package and its runtime dependencies only: no extras, no browser. The
+# client (clients/python, its own distribution, which the server depends on) comes from the tree.
+$(RUN_STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e .
 	touch $(RUN_STAMP)
 
 # Everything the tests need (it also upgrades a venv `make run` made).
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml clients/python/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e '.[dev,conformance,arrow,spark]'
 	touch $(STAMP) $(RUN_STAMP)
 
 # Without apt-get or root this says what to install, and the browser tests skip saying it too.
@@ -38,7 +44,7 @@ setup: $(STAMP) browser  ## create .venv and install the package with its dev to
 run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/ and the bundled rules' cases)
+test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/, the bundled rules' cases, clients/python/tests)
 	$(BIN)/pytest
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
@@ -60,7 +66,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-proto: $(STAMP)  ## regenerate classifier/_proto (and the clients' copies, make spec) from proto/
+proto: $(STAMP)  ## regenerate the Python stubs (clients/python/errorclass_client/proto, the client's; the server uses them) and the clients' copies (make spec) from proto/
 	$(BIN)/python tools/gen_proto.py
 	$(BIN)/python -m tools.spec
 	$(BIN)/python tools/gen_go_client.py
@@ -101,14 +107,24 @@ deploy-rules: $(STAMP)  ## put $(RULES) into deploy/kubernetes (ConfigMap and vo
 	$(BIN)/python tools/gen_deploy_rules.py $(RULES)
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev,conformance,arrow,spark,bench]'
+	$(BIN)/python -m pip install -q -c constraints.txt -e clients/python -e '.[dev,conformance,arrow,spark,bench]'
 	touch $(BENCH_STAMP)
 
-bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ (numbers, not pass/fail; a few minutes)
+bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ and the clients' in-process bundle evaluators (numbers, not pass/fail; a few minutes)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+	if command -v go >/dev/null; then cd clients/go && GOFLAGS=-mod=readonly go run ./internal/bench; fi
+	if command -v node >/dev/null && command -v npm >/dev/null; then cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node bench/bundle.js; fi
+	$(MAKE) --no-print-directory java-bench
+
+JAVA_CP := $(CURDIR)/clients/java/target/test.classpath
+java-bench:  ## the Java bundle evaluator in process on the bundled library (p50, p99 per evaluation; a few seconds after the build)
+	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
+	  mvn -q -B -ntp -f clients/java/pom.xml test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(JAVA_CP) && \
+	  java -cp clients/java/target/classes:clients/java/target/test-classes:$$(cat $(JAVA_CP)) -Derrorclass.spec.dir=clients/spec dev.errorclass.client.BundleBench; \
+	else echo "java-bench: java or mvn is not on PATH; the Java evaluator's benchmark is skipped"; fi
 
 golden: $(STAMP)  ## rewrite the golden files from the current output (review with git diff)
 	UPDATE_GOLDEN=1 $(BIN)/pytest -q tests -k golden
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info clients/node/node_modules clients/node/*.tgz clients/java/target tests/conformance/java/target
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis *.egg-info clients/python/*.egg-info clients/python/build clients/python/dist clients/node/node_modules clients/node/*.tgz clients/java/target tests/conformance/java/target

@@ -41,10 +41,10 @@ from benchmarks.attacks import PROBE, channel, serve
 from benchmarks.load import median, write_payloads
 from benchmarks.synth import descriptors, synthetic_rules, write_ruleset
 from classifier import descriptor_from_data, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.evaluate import classify
 from classifier.server.observers.activity import Activity
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 METHOD = "/errorclass.v1.ErrorClassifier/Classify"

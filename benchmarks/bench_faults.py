@@ -43,8 +43,8 @@ from benchmarks.attacks import (
     silent_connections,
 )
 from benchmarks.load import median
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE_CALLS = 1000
@@ -410,7 +410,7 @@ def workers(source: Path, tmp: Path) -> str:
 
 CLIENT = """
 import socket, sys, threading, time
-from classifier.client import Client, ServiceError
+from errorclass_client import Client, ServiceError
 listener = socket.socket(); listener.bind(("127.0.0.1", 0)); listener.listen(64)
 held = []
 threading.Thread(target=lambda: [held.append(listener.accept()[0]) for _ in range(64)],

@@ -36,11 +36,11 @@ import grpc
 from benchmarks import alternatives, synth
 from benchmarks.load import run_in_process, write_payloads
 from classifier import Descriptor, Ruleset, classify, classify_unindexed, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.client.wire import request as wire_request
+from classifier.defaults import DEFAULT_THREADS
 from classifier.regress.cases import find_case_files, read_case_file
-from classifier.server.rpc.app import DEFAULT_THREADS
 from classifier.source.descriptor_file import descriptor_from_data
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.wire import request as wire_request
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (50, 500, 5000)

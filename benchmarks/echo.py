@@ -24,8 +24,8 @@ from typing import Any
 
 import grpc
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.server.rpc.app import ServerLimits
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 SERVICE = "bench.Echo"
 LIMITS = ServerLimits()

@@ -14,7 +14,8 @@ package and module holds and what it may import (tests/test_docs.py keeps it com
 tests/test_layers.py keeps the arrows pointing one way).
 
 The names below are loaded on first use, so `import classifier.client` never pays for
-the rule compiler.
+the rule compiler. `classify` and `explain` also take the client's descriptor
+(`errorclass_client.Descriptor`), validated as the service validates one.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
     from classifier.answer import Action, Classification, Explanation
     from classifier.descriptor import Cause, CauseInput, Descriptor, build_descriptor
     from classifier.engine.compiler import compile_ruleset, load_ruleset
-    from classifier.engine.evaluate import classify, classify_unindexed
-    from classifier.engine.explain import explain
+    from classifier.engine.evaluate import classify_unindexed
+    from classifier.engine.public import classify, explain
     from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
     from classifier.errors import (
         ClassifierError,
@@ -50,8 +51,8 @@ _HOMES = {
     "classifier.answer": ("Action", "Classification", "Explanation"),
     "classifier.descriptor": ("Cause", "CauseInput", "Descriptor", "build_descriptor"),
     "classifier.engine.compiler": ("compile_ruleset", "load_ruleset"),
-    "classifier.engine.evaluate": ("classify", "classify_unindexed"),
-    "classifier.engine.explain": ("explain",),
+    "classifier.engine.evaluate": ("classify_unindexed",),
+    "classifier.engine.public": ("classify", "explain"),
     "classifier.engine.ruleset": ("CompiledRule", "Outcome", "Ruleset"),
     "classifier.errors": (
         "ClassifierError",

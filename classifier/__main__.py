@@ -1,8 +1,8 @@
 """`python -m classifier` and the `classifier` command.
 
-Signals are made safe first, before the command's modules are imported (about a
-second): see classifier._signals; and gRPC's fork handlers are turned off before
-gRPC is imported: see classifier._fork.
+Signals are made safe first, before the command runs and imports what it runs on (the
+server stack takes about a second): see classifier._signals; and gRPC's fork handlers are
+turned off before gRPC is imported: see classifier._fork.
 """
 
 from classifier._fork import grpc_fork_handlers_off

@@ -47,6 +47,12 @@ class RetryAfter:
     def seconds(self) -> float:
         return self.delay.total_seconds()
 
+    @property
+    def labelled_source(self) -> str:
+        """The source as the wire's `retry_after_source` says it: the attribute, with
+        " (capped)" when the cap cut the wait."""
+        return f"{self.source} (capped)" if self.capped else self.source
+
     def text(self) -> str:
         """`retry after 20 s (from http.response.header.retry-after)`, as explain says it."""
         why = f"the cap; {self.source} asked for longer" if self.capped else f"from {self.source}"

@@ -36,6 +36,7 @@ class Code(StrEnum):
     invalid_http_status = "invalid_http_status"
     empty_condition = "empty_condition"
     invalid_pattern = "invalid_pattern"
+    non_portable_pattern = "non_portable_pattern"
     pattern_too_long = "pattern_too_long"
     unknown_lint_code = "unknown_lint_code"
     duplicate_rule_id = "duplicate_rule_id"
@@ -65,6 +66,7 @@ class Code(StrEnum):
     class_never_produced = "class_never_produced"
     unsatisfiable_rule = "unsatisfiable_rule"
     misspelt_value = "misspelt_value"
+    overruled_rule = "overruled_rule"
 
 
 class Family(StrEnum):
@@ -161,6 +163,12 @@ REGISTRY: dict[Code, CodeInfo] = {
         "unknown_lint_code", Family.document, "`lint_ignore` names no lint code it may"
     ),
     Code.invalid_pattern: _rules("invalid_pattern", Family.compile, "not a valid RE2 pattern"),
+    Code.non_portable_pattern: CodeInfo(
+        Family.compile,
+        "a pattern the clients' RE2s (Go, Java, JavaScript) would read differently",
+        "rules.md#non_portable_pattern",
+        Stability.preview,
+    ),
     Code.pattern_too_long: _rules("pattern_too_long", Family.compile, "a pattern past the limit"),
     Code.duplicate_rule_id: _rules("duplicate_rule_id", Family.compile, "two rules share an id"),
     Code.duplicate_action_id: _rules(
@@ -252,6 +260,12 @@ REGISTRY: dict[Code, CodeInfo] = {
         Family.lint,
         "a language or provider close to a known one but not it",
         "rules.md#misspelt_value",
+        lint_scope=Scope.rule,
+    ),
+    Code.overruled_rule: CodeInfo(
+        Family.lint,
+        "a rule that silently loses to a decisive runtime fact",
+        "rules.md#overruled_rule",
         lint_scope=Scope.rule,
     ),
 }

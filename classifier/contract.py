@@ -123,6 +123,8 @@ RUNTIME_FACTS: tuple[RuntimeFact, ...] = (
 )
 """The runtime contract's vocabulary (docs/clients.md, "What only the runtime knows")."""
 RUNTIME_FACT_NAMES: tuple[str, ...] = tuple(f.name for f in RUNTIME_FACTS)
+DECISIVE_FACT_NAMES: frozenset[str] = frozenset(f.name for f in RUNTIME_FACTS if f.decisive)
+"""The facts that put a rule reading them in the decisive tier (the engine's first step)."""
 
 FINISH_REASON = "errorclass.FinishReason"
 """The type of a response that ended with a failure reason."""

@@ -23,7 +23,8 @@ from typing import Any, Literal, NamedTuple, TypeVar
 
 from classifier import limits
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.taxonomy import GRPC_CODE_NAMES, Origin
+from classifier.taxonomy import GRPC_CODE_NAMES, ORIGIN_ALIASES, Origin, origin_named
+from classifier.text import did_you_mean
 
 FieldKind = Literal[
     "type", "type_names", "http_status", "grpc_status", "origin", "code", "message", "causes",
@@ -123,6 +124,10 @@ class Descriptor:
     """The type followed by its supertypes, most specific first."""
 
     def __post_init__(self) -> None:
+        # Only a descriptor built by hand comes here (the row paths assemble theirs): an
+        # origin given by name or number becomes the Origin, or is refused now, by its field.
+        if type(self.origin) is not Origin:
+            object.__setattr__(self, "origin", origin_of(self.origin))
         object.__setattr__(self, "chain", (self.type, *self.supertypes))
 
 
@@ -235,6 +240,63 @@ def descriptor_from_row(
 
 
 _ORIGINS: dict[int, Origin] = {int(o): o for o in Origin}
+_CAUSES = FIELD_NAMES.index("causes")
+
+
+def as_descriptor(value: object, field_prefix: str = "descriptor") -> Descriptor:
+    """A Descriptor from any object with the descriptor's fields as attributes, validated
+    as a descriptor off the wire is; a Descriptor passes as it is.
+
+    The public entry points (`classifier.classify`, `classifier.explain`) take the
+    client's descriptor (`errorclass_client.Descriptor`, the same fields) this way, so a
+    runtime that builds one with the client can classify it in process. Raises
+    DescriptorError naming each bad field, or the descriptor itself when it has no such
+    fields.
+    """
+    if isinstance(value, Descriptor):
+        return value
+    try:
+        row = [getattr(value, name) for name in FIELD_NAMES]
+        row[_CAUSES] = [_cause_row(c) for c in row[_CAUSES]]
+    except AttributeError:
+        raise DescriptorError(
+            [
+                FieldViolation(
+                    field_prefix,
+                    f"a descriptor has the fields {', '.join(FIELD_NAMES)}; "
+                    f"{type(value).__name__} does not",
+                )
+            ]
+        ) from None
+    return descriptor_from_row(row, field_prefix)
+
+
+def origin_of(value: object, field: str = "descriptor.origin") -> Origin:
+    """An origin given other than as an Origin (`Descriptor(origin=...)`, a client's
+    keywords): a name or alias as descriptor files write it (blank for none), or a number,
+    as the Origin. Anything else is a DescriptorError naming `field`, rather than a value
+    built now that fails later (on the wire, in a rule)."""
+    if isinstance(value, Origin):
+        return value
+    if isinstance(value, str):
+        origin = origin_named(value) if value.strip() else Origin.unspecified
+    elif isinstance(value, int) and not isinstance(value, bool):
+        origin = _ORIGINS.get(value)
+    else:
+        origin = None
+    if origin is not None:
+        return origin
+    known = [o.name for o in Origin if o is not Origin.unspecified]
+    hint = did_you_mean(value.strip(), [*known, *ORIGIN_ALIASES]) if isinstance(value, str) else ""
+    raise DescriptorError(
+        [
+            FieldViolation(
+                field,
+                f"unknown origin {value!r}{hint}; known: {', '.join(known)} "
+                f"(or their numbers, 0-{max(Origin)})",
+            )
+        ]
+    )
 
 
 def utf8_text(text: str) -> str:

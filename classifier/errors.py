@@ -11,12 +11,12 @@
     ├── InputError                   batch.files: a file cannot be read or written
     ├── RulesetPinError              batch.pin: a worker loaded another ruleset than the
     │                                digest its job is pinned to
-    ├── SparkSetupError              batch.spark: Spark cannot start here (no Java runtime)
-    └── ServiceError                 client.client: a call failed for a reason other
-                                     than a malformed descriptor (carries the gRPC code)
+    └── SparkSetupError              batch.spark: Spark cannot start here (no Java runtime)
 
 The subclasses outside this module live beside what raises them; a test
-checks this tree names every one.
+checks this tree names every one. The client's errors (`DescriptorError`,
+`ServiceError`, `Unclassified`) are its own, in `errorclass_client.errors`:
+the client is a distribution apart and imports nothing of this package.
 
 A `Diagnostic` is one finding about a rule file, with a stable `code` from
 the registry in `classifier.codes` (`duplicate_rule_id`, `invalid_pattern`,

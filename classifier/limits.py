@@ -19,7 +19,11 @@ MAX_ATTRIBUTE_KEY_CHARS = 256
 MAX_ATTRIBUTE_VALUE_CHARS = 4096
 
 MAX_BATCH = 1000
-"""Descriptors in one ClassifyBatch call; more is INVALID_ARGUMENT naming `requests`."""
+"""Descriptors in one ClassifyBatch call, and decisions in one ReportDecisions call; more is
+INVALID_ARGUMENT naming `requests` (`decisions`)."""
+MAX_REPORTED_TEXT_CHARS = 4096
+"""Characters of each text of a reported decision's answer (ReportDecisions: class name,
+action, rule id, ruleset version); more is INVALID_ARGUMENT naming the field."""
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """Default largest request message the server reads (`serve --max-request-bytes`);
 gRPC itself answers a larger one with RESOURCE_EXHAUSTED naming both sizes."""

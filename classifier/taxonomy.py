@@ -125,6 +125,18 @@ LANGUAGES = ("python", "java", "dotnet", "go", "node", "rust")
 `language` field names them). Not a closed set (a descriptor may say another), but the one
 a misspelt `language:` in a rule is told apart from (lint's `misspelt_value`)."""
 
+ORIGIN_ALIASES: dict[str, str] = {"caller": "user"}
+"""Other names an origin goes by, wherever one is written by name (rules, descriptor files,
+tables, the clients): alias -> the `Origin` member's name."""
+
+
+def origin_named(name: str) -> Origin | None:
+    """The origin a name or alias means (`tool`, `Provider `, `caller`), case and surrounding
+    space aside; None when it means none. The one reading of an origin's name, so every
+    entry point accepts the same spellings."""
+    key = name.strip().lower()
+    return Origin.__members__.get(ORIGIN_ALIASES.get(key, key))
+
 
 class Effect(IntEnum):
     """What the failure does to the run; values match the proto's RunEffect."""

@@ -24,8 +24,8 @@ import grpc
 import pytest
 
 from classifier import Ruleset, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.server import App, GrpcServer, ServeConfig, create_server
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import (
     BUNDLED_RULES,
     MANIFEST,

@@ -62,7 +62,11 @@ def rules(draw: st.DrawFn, *, messages: bool = True, causes: bool = True) -> dic
         "origin": _one_or_two(["provider", "tool"]),
         "code": _one_or_two(["c1", "c2"]),
         "provider": st.sampled_from(["p1", "p2"]),
-        "attributes": st.fixed_dictionaries({"k": _one_or_two(["v1", "v2"])}),
+        # `time_limit` is a decisive fact: its rules are in the decisive tier
+        "attributes": st.one_of(
+            st.fixed_dictionaries({"k": _one_or_two(["v1", "v2"])}),
+            st.fixed_dictionaries({"time_limit": _one_or_two(["tool", "run"])}),
+        ),
         "has": _one_or_two(["code", "http_status", "provider"]),
         "lacks": _one_or_two(["code", "grpc_status", "provider"]),
     }
@@ -116,7 +120,7 @@ def descriptors(draw: st.DrawFn) -> Descriptor:
         code=draw(st.sampled_from(["", "c1", "c2"])),
         provider=draw(st.sampled_from(["", "p1", "p2"])),
         message=draw(st.sampled_from(MESSAGES)),
-        attributes=draw(st.sampled_from([{}, {"k": "v1"}, {"k": "v2"}])),
+        attributes=draw(st.sampled_from([{}, {"k": "v1"}, {"k": "v2"}, {"time_limit": "run"}])),
         causes=causes,
     )
 

@@ -227,3 +227,62 @@ def test_the_field_table_is_the_order_of_every_descriptor_shape() -> None:
     assert tuple(f.name for f in fields(Cause)) == CAUSE_FIELD_NAMES
     assert CauseInput._fields == CAUSE_FIELD_NAMES
     assert tuple(signature(build_descriptor).parameters)[:-1] == FIELD_NAMES
+
+
+ORIGIN_SPELLINGS = [
+    *(o.name for o in Origin),
+    " Tool ",
+    "PROVIDER",
+    "caller",
+    "",
+]
+"""How a descriptor file may write an origin: each name, in any case, padded; an alias."""
+
+
+@pytest.mark.parametrize("spelt", ORIGIN_SPELLINGS)
+def test_a_descriptor_built_by_hand_reads_an_origins_name_as_a_descriptor_file_does(
+    spelt: str,
+) -> None:
+    """`Descriptor(origin="tool")` holds Origin.tool, the origin the same name means in a
+    descriptor file (before, it held the string and failed on the wire)."""
+    from classifier.source.descriptor_file import descriptor_from_data
+
+    built = Descriptor(type="TimeoutError", origin=spelt)  # type: ignore[arg-type]
+    in_file = descriptor_from_data({"type": "TimeoutError", "origin": spelt})
+    assert type(built.origin) is Origin
+    assert built.origin is in_file.origin
+    assert Descriptor(type="x", origin=int(in_file.origin)).origin is in_file.origin  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("tol", "unknown origin 'tol' (did you mean 'tool'?); known: provider, tool, guard,"),
+        ("cloud", "unknown origin 'cloud'; known: provider, tool"),
+        (9, "unknown origin 9; known: provider"),
+        (True, "unknown origin True; known:"),
+        (None, "unknown origin None; known:"),
+    ],
+)
+def test_an_origin_no_name_or_number_means_is_refused_when_built_naming_the_field(
+    given: object, said: str
+) -> None:
+    with pytest.raises(DescriptorError) as caught:
+        Descriptor(type="x", origin=given)  # type: ignore[arg-type]
+    [violation] = caught.value.violations
+    assert violation.field == "descriptor.origin"
+    assert violation.message.startswith(said), violation.message
+
+
+def test_the_row_paths_never_run_the_hand_built_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """descriptor_from_row's assembler sets the slots itself: the origin check of
+    `Descriptor(...)` (its __post_init__) costs the row paths nothing, as before."""
+
+    def refuse(self: Descriptor) -> None:
+        raise AssertionError("a row path ran Descriptor.__post_init__")
+
+    row = ("a.B", ("c.D",), 429, None, Origin.tool, "", "m", (), "python", "", None)
+    monkeypatch.setattr(Descriptor, "__post_init__", refuse)
+    built = descriptor_from_row(row)
+    assert (built.origin, built.chain) == (Origin.tool, ("a.B", "c.D"))
+    assert descriptor_from_row(row, proven=True).origin is Origin.tool

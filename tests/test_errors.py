@@ -48,7 +48,7 @@ def _tree_names() -> set[str]:
 
 def test_the_search_finds_the_known_errors() -> None:
     found = project_errors()
-    assert {"RulesetError", "DescriptorError", "InputError", "ServiceError"} <= found
+    assert {"RulesetError", "DescriptorError", "InputError", "SparkSetupError"} <= found
     assert ROOT_ERROR not in found
 
 

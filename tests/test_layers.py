@@ -1,4 +1,9 @@
-"""The package's layers: dependencies point one way, with no cycle, and the client stays light."""
+"""The package's layers: dependencies point one way, with no cycle, and the client stays light.
+
+The client is its own distribution (clients/python, `errorclass_client`): it imports
+nothing of `classifier`, and `classifier` imports it only where it must (the CLI's remote
+commands and the `classifier.client` shim), besides the generated stubs it carries
+(`errorclass_client.proto`), which the server reads and writes the wire with."""
 
 from __future__ import annotations
 
@@ -10,14 +15,16 @@ from pathlib import Path
 from tests.support import ROOT
 
 PACKAGE = ROOT / "classifier"
+CLIENT = ROOT / "clients" / "python" / "errorclass_client"
 KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
 KERNEL |= {"diagnostic_output", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
-KERNEL |= {"contract", "durations"}
+KERNEL |= {"contract", "defaults", "durations"}
 LAYERS = [
     "kernel",
     "source",
     "engine",
     "lint",
+    "bundle",
     "regress",
     "unknowns",
     "batch",
@@ -28,10 +35,12 @@ LAYERS = [
 """Each layer may import its own and those before it, never one after it."""
 MAY_ALSO = {
     "client": {"kernel", "_proto"},
-    "server": {"client", "_proto"},
+    "server": {"_proto"},
     "cli": {"client", "_proto"},
 }
-"""The client sits beside the pipeline: it needs the kernel and the wire types only."""
+"""The client sits beside the pipeline (`classifier.client`, the shim, and `errorclass_client`,
+the client itself): only the CLI's remote commands call it. The stubs (`_proto`:
+`errorclass_client.proto`) are the wire the server and the CLI speak."""
 
 
 def _layer(module: str) -> str:
@@ -57,7 +66,9 @@ def _imports() -> dict[str, set[str]]:
                 found.update(_module_of(node.module, a.name) for a in node.names)
             elif isinstance(node, ast.Import):
                 found.update(a.name for a in node.names)
-        graph[module] = {m for m in found if m.startswith("classifier") and m != module}
+        graph[module] = {
+            m for m in found if m.startswith(("classifier", "errorclass_client")) and m != module
+        }
     return graph
 
 
@@ -70,7 +81,11 @@ def _module_of(module: str, name: str) -> str:
 
 
 def _target_layer(module: str) -> str:
-    return "_proto" if module.startswith("classifier._proto") else _layer(module)
+    if module.startswith("errorclass_client.proto"):
+        return "_proto"
+    if module.startswith("errorclass_client"):
+        return "client"
+    return _layer(module)
 
 
 def _allowed(layer: str, target: str) -> bool:
@@ -81,7 +96,7 @@ def _allowed(layer: str, target: str) -> bool:
     return LAYERS.index(target) <= LAYERS.index(layer)
 
 
-EXPLICIT_ONLY = {"classifier.client.local": {"engine"}}
+EXPLICIT_ONLY = {"classifier.client.local": {"engine"}, "classifier.client.convert": set()}
 """Client modules that `import classifier.client` never loads, allowed more: the local
 fallback, imported explicitly by runtimes that want it, classifies with the engine."""
 
@@ -106,10 +121,10 @@ SERVER_ROOMS: list[set[str]] = [
 ]
 """Inside `server/`, each tier may import its own room and the tiers before it, never a
 room beside it nor a tier after it: what every room shares (the log, the serving
-ruleset's home, the token bucket, grpcio's internals), then explanations and the
+ruleset's home and its bundle, the token bucket, grpcio's internals), then explanations and the
 observers, then the two ports (gRPC and the side port), then the owner that assembles
 them (`runtime`, with `reload` and `workers`), which nothing below imports."""
-SERVER_SHARED = {"log", "serving_ruleset", "token_bucket", "internals"}
+SERVER_SHARED = {"log", "serving_ruleset", "serving_bundle", "token_bucket", "internals"}
 SERVER_TOP = {"", "runtime", "reload", "workers"}
 SERVER_WEB_FILES = {"admin", "console"}
 """The side port's modules while they still sit at the top of `server/` (they move to
@@ -165,6 +180,42 @@ def test_there_is_no_import_cycle() -> None:
         if node not in state:
             visit(node, [node])
     assert cycles == []
+
+
+def test_the_client_imports_nothing_of_the_server() -> None:
+    """errorclass_client depends on the contract and the spec only: no module of it imports
+    `classifier` (the server's package), at any level."""
+    modules = sorted(CLIENT.rglob("*.py"))
+    assert modules, f"no client modules under {CLIENT}"
+    wrong = []
+    for path in modules:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            wrong += [
+                f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "classifier"
+            ]
+    assert wrong == []
+
+
+def test_importing_the_client_alone_loads_nothing_of_the_server() -> None:
+    """`import errorclass_client` (what a runtime does) loads no `classifier` module and
+    neither pydantic, yaml nor re2; and the generated stubs are registered once."""
+    code = (
+        "import sys, errorclass_client\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('classifier', 'pydantic', 'yaml', 're2', 'jinja2', 'grpc_status') "
+        "or m.startswith('google.rpc')))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert run.stdout.strip() == "[]"
 
 
 def test_importing_the_client_loads_no_compiler() -> None:

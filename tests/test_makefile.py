@@ -69,8 +69,9 @@ def test_make_run_on_a_fresh_clone_serves_with_the_runtime_dependencies_only(
     tmp_path: Path,
 ) -> None:
     """A clone of the committed tree (what a newcomer gets), `make run` as a real process:
-    the gRPC health check says SERVING, the admin port answers, and the venv it made holds
-    the package and no project that only an extra names (pyspark, playwright, litellm ...)."""
+    the gRPC health check says SERVING, the admin port answers, the venv it made holds
+    the package and no project that only an extra names (pyspark, playwright, litellm ...),
+    and no setuptools banner came before the server's log."""
     clone, venv, log = tmp_path / "clone", tmp_path / "venv", tmp_path / "make.log"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
     env = {
@@ -118,6 +119,14 @@ def test_make_run_on_a_fresh_clone_serves_with_the_runtime_dependencies_only(
     assert extras_only >= HEAVY  # what the extras bring, serving does not need ...
     assert not installed & extras_only, sorted(installed & extras_only)  # ... and is not here
     served = log.read_text()
+    # setuptools' editable-install banner is not shown (make silences that one warning):
+    # what make run prints before serving is pip's errors, if any, and the server's log.
+    for banner in (
+        "BuildBackendWarning",
+        "Editable installation.",
+        "Please be careful with folders",
+    ):
+        assert banner not in served, served[:3000]
     assert '"event": "start"' in served
     assert '"event": "stopped"' in served, served[-3000:]  # SIGTERM stopped it cleanly
     assert took < SETUP_TIMEOUT, took

@@ -1,10 +1,13 @@
-"""The package as a user gets it: an sdist and a wheel built with `python -m build`, the wheel
+"""The package as a user gets it: an sdist and a wheel built with `python -m build`, with the
+client's wheel (clients/python, its own distribution, which the server depends on), both
 installed (not editable) into a fresh virtual environment outside the repository, and every
 subcommand run there on the bundled library, with no checkout in sight."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -21,6 +24,8 @@ import pytest
 from tests.support import BUNDLED_RULES, ROOT, committable_files
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+CLIENT = ROOT / "clients" / "python"
+CLIENT_PYPROJECT = tomllib.loads((CLIENT / "pyproject.toml").read_text())
 BUILD_TIMEOUT = 600
 CONSTRAINTS = str(ROOT / "constraints.txt")
 
@@ -47,6 +52,29 @@ def test_every_package_of_the_tree_is_listed_and_the_library_is_mapped() -> None
     assert setuptools["package-data"]["classifier.library"] == ["**/*.yaml"]
 
 
+def test_the_clients_packages_are_listed() -> None:
+    """The client's pyproject lists its packages (the stubs' folders included)."""
+    listed = CLIENT_PYPROJECT["tool"]["setuptools"]["packages"]
+    assert sorted(listed) == sorted(_folders(CLIENT / "errorclass_client", "errorclass_client"))
+
+
+def test_the_client_is_versioned_with_the_classifier() -> None:
+    """One version: the classifier's (facts.json's), the client's, the server's pin of the
+    client, and the tested constraint."""
+    version = PYPROJECT["project"]["version"]
+    facts = json.loads((ROOT / "clients" / "spec" / "facts.json").read_text())
+    assert CLIENT_PYPROJECT["project"]["version"] == facts["version"] == version
+    assert f"errorclass-client=={version}" in PYPROJECT["project"]["dependencies"]
+    assert f"errorclass-client=={version}" in Path(CONSTRAINTS).read_text().splitlines()
+
+
+def test_the_client_depends_on_grpcio_and_protobuf_only() -> None:
+    names = sorted(
+        re.split(r"[<>=!~ ;\[]", r)[0] for r in CLIENT_PYPROJECT["project"]["dependencies"]
+    )
+    assert names == ["grpcio", "protobuf"]
+
+
 def _tracked_tree(dest: Path) -> Path:
     """The working tree's files that git would commit (tracked or not ignored), copied."""
     for name in committable_files():
@@ -60,6 +88,7 @@ def _tracked_tree(dest: Path) -> Path:
 class Installed:
     sdist: Path
     wheel: Path
+    client_wheel: Path
     venv: Path
     work: Path
     """An empty folder outside the repository to run commands in."""
@@ -84,19 +113,25 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     base = tmp_path_factory.mktemp("package")
     source = _tracked_tree(base / "src")
     dist = base / "dist"
-    build = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT,
-    )
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    client_dist = base / "client-dist"
+    for folder, out in ((source, dist), (source / "clients" / "python", client_dist)):
+        build = subprocess.run(
+            [sys.executable, "-m", "build", "--outdir", str(out), str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+        )
+        assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     [sdist] = dist.glob("*.tar.gz")
     [wheel] = dist.glob("*.whl")
+    [client_wheel] = client_dist.glob("*.whl")
     venv = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", CONSTRAINTS, str(wheel)],
+        [
+            *(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", CONSTRAINTS),
+            *(str(client_wheel), str(wheel)),
+        ],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT,
@@ -104,7 +139,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
     work = base / "work"
     work.mkdir()
-    return Installed(sdist, wheel, venv, work)
+    return Installed(sdist, wheel, client_wheel, venv, work)
 
 
 def _library_files() -> set[str]:
@@ -115,7 +150,8 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     library = {n.removeprefix("classifier/library/") for n in names if "/library/" in n}
     assert library == _library_files()
-    assert {"classifier/py.typed", "classifier/_proto/errorclass/v1/classifier_pb2.pyi"} <= names
+    assert "classifier/py.typed" in names
+    assert not any(n.startswith("errorclass_client/") for n in names)  # the client's own wheel
     schemas = {p.name for p in (ROOT / "classifier" / "schemas").glob("*.json")}
     assert schemas
     assert {f"classifier/schemas/{s}" for s in schemas} <= names
@@ -123,6 +159,21 @@ def test_the_wheel_carries_the_library_schemas_and_stubs(installed: Installed) -
     templates = ROOT / "classifier" / "server" / "web" / "templates"
     assert {f"classifier/server/web/templates/{t.name}" for t in templates.glob("*.html")} <= names
     assert not any(n.startswith(("tests/", "rules/", "tools/")) for n in names)
+
+
+def test_the_clients_wheel_carries_the_stubs_and_the_facts(installed: Installed) -> None:
+    """The one copy of the generated stubs, typed, and the rendered facts are the client's."""
+    names = set(zipfile.ZipFile(installed.client_wheel).namelist())
+    stubs = "errorclass_client/proto/errorclass/v1/"
+    assert {
+        "errorclass_client/py.typed",
+        "errorclass_client/facts.py",
+        "errorclass_client/taxonomy.py",
+        f"{stubs}classifier_pb2.py",
+        f"{stubs}classifier_pb2.pyi",
+        f"{stubs}classifier_pb2_grpc.py",
+    } <= names
+    assert not any(n.startswith(("classifier/", "tests/")) for n in names)
 
 
 def test_the_installed_console_renders_its_templates(installed: Installed) -> None:
@@ -274,6 +325,24 @@ def test_a_git_url_builds_the_same_wheel(installed: Installed, tmp_path: Path) -
     from_git = set(zipfile.ZipFile(wheel).namelist())
     assert from_git == set(zipfile.ZipFile(installed.wheel).namelist())
     assert "classifier/library/ruleset.yaml" in from_git
+    # The client from the same URL, `#subdirectory=clients/python` (the README says so).
+    client_out = tmp_path / "client-wheels"
+    pip = subprocess.run(
+        [
+            *(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(client_out)),
+            f"git+file://{repo}#subdirectory=clients/python",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+        cwd=tmp_path,
+    )
+    assert pip.returncode == 0, pip.stdout[-3000:] + pip.stderr[-3000:]
+    [client_wheel] = client_out.glob("*.whl")
+    assert client_wheel.name == installed.client_wheel.name
+    assert set(zipfile.ZipFile(client_wheel).namelist()) == set(
+        zipfile.ZipFile(installed.client_wheel).namelist()
+    )
 
 
 ACME = {

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass, Origin, UnknownReason
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 PERMANENT = {
     "Unknown": 0,

@@ -1,10 +1,15 @@
-"""Generate the Python protobuf and gRPC modules from proto/.
+"""Generate the Python protobuf and gRPC modules from proto/, into the client package.
+
+The one copy lives in the client's distribution (`errorclass_client.proto`, under
+clients/python), and the server imports it from there: two copies would register
+`errorclass/v1/classifier.proto` twice in protobuf's default pool, which fails in a
+process that loads both (the server loads the client for its remote commands).
 
 The generated modules are committed so that a plain `pip install` works
 without grpcio-tools; `tests/test_proto_stubs.py` regenerates them into a
 temporary folder and fails when the committed copies drift from the proto.
 grpcio-tools writes absolute imports (`from errorclass.v1 import ...`), so
-the gRPC module's import is rewritten to point inside this package.
+the gRPC module's import is rewritten to point inside the package.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from grpc_tools import protoc
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
 PROTO_FILES = ("errorclass/v1/classifier.proto",)
-OUT = ROOT / "classifier" / "_proto"
-PACKAGE = "classifier._proto"
+OUT = ROOT / "clients" / "python" / "errorclass_client" / "proto"
+PACKAGE = "errorclass_client.proto"
 
 
 def generate(out_dir: Path) -> list[Path]:

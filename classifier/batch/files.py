@@ -11,7 +11,7 @@ returning `ReplayPart`s, merged in input order.
 JSON Lines input is read as `classifier diff` reads a corpus: each
 non-blank line is a descriptor or an object with a `descriptor` key; it
 becomes the columns `line` (its number in the file) and `descriptor` (the
-line's text), classified through the JSON column mapping.
+line's text without its line ending), classified through the JSON column mapping.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def read_batches(path: Path, batch_rows: int = BATCH_ROWS) -> Iterator[pa.Record
         for number, line in enumerate(f, start=1):
             if line.strip():
                 lines.append(number)
-                texts.append(line)
+                texts.append(line.rstrip("\r\n"))  # the line's text, not its end
                 if len(lines) == batch_rows:
                     yield _lines_batch(lines, texts)
                     lines, texts = [], []

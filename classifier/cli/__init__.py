@@ -1,4 +1,10 @@
-"""The `classifier` command: one module per subcommand, each thin over the library."""
+"""The `classifier` command: one module per subcommand, each thin over the library.
+
+Every subcommand's parser is built on every run, so a module imports at its top only what
+its parser needs (the kernel, `classifier.defaults`), and the library it runs on (the
+compiler, the server stack, gRPC) inside `run`: `--version`, `--help` and parsing any
+command line load none of it (tests/cli/test_start_up.py measures the modules loaded).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from collections.abc import Sequence
 
 from classifier import version
 from classifier.cli import (
+    bundle,
     check,
     classify,
     diff,
@@ -37,6 +44,7 @@ COMMANDS = (
     ruleset,
     schema,
     init,
+    bundle,
 )
 
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command, add_rules
 from classifier.diagnostic_output import render_github, render_json, render_text
-from classifier.engine.compiler import load_ruleset
-from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
-from classifier.lint.checks import lint_report
 from classifier.source.library import bundled_library
-from classifier.source.loader import shown_source
 from classifier.text import plural
+
+if TYPE_CHECKING:
+    from classifier.engine.ruleset import Ruleset
 
 EXIT_OK = Exit.ok
 EXIT_ERRORS = Exit.failed
@@ -51,6 +50,9 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.engine.compiler import load_ruleset  # the compiler when it runs, not to parse
+    from classifier.lint.checks import lint_report
+
     if args.rules_dir is not None and args.rules is not None:
         args.parser.error("name the ruleset folder once: RULES_DIR or --rules DIR")
     args.rules = args.rules_dir or args.rules or bundled_library()
@@ -107,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
 def _print_stack(ruleset: Ruleset) -> None:
     """For a layered ruleset: what it builds on, which base rules it turned off and which
     it replaced with its own."""
+    from classifier.source.loader import shown_source
+
     if len(ruleset.layers) < 2:
         return
     for layer in ruleset.layers[1:]:

@@ -10,7 +10,6 @@ from typing import Any
 from classifier.answer import classification_dict
 from classifier.cli import inputs
 from classifier.cli.options import Exit, add_command
-from classifier.engine.explain import render_classification
 
 
 def add_parser(sub: Any) -> None:
@@ -29,6 +28,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.engine.explain import render_classification
+
     answered = inputs.answer(args, explained=args.explain)
     if isinstance(answered, int):
         return answered

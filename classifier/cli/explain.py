@@ -17,7 +17,6 @@ from typing import Any
 from classifier.answer import classification_dict
 from classifier.cli import inputs
 from classifier.cli.options import Exit, add_command
-from classifier.source.descriptor_file import descriptor_dict
 
 
 def add_parser(sub: Any) -> None:
@@ -44,6 +43,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.source.descriptor_file import descriptor_dict
+
     answered = inputs.answer(args, explained=True, rule=args.rule)
     if isinstance(answered, int):
         return answered

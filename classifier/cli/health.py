@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
-
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import (
     Exit,
@@ -22,6 +19,9 @@ from classifier.cli.options import (
     server_failure,
     tls_from,
 )
+
+if TYPE_CHECKING:
+    import grpc
 
 EXITS = {
     Exit.ok: "the server is SERVING",
@@ -45,6 +45,8 @@ def add_parser(sub: Any) -> None:
 
 def channel(args: argparse.Namespace) -> grpc.Channel:
     """Plaintext, or TLS when any --tls-* flag is given (ValueError for an unusable set)."""
+    import grpc
+
     tls = tls_from(args)
     if tls is None:
         return grpc.insecure_channel(args.addr)
@@ -53,6 +55,9 @@ def channel(args: argparse.Namespace) -> grpc.Channel:
 
 
 def run(args: argparse.Namespace) -> int:
+    import grpc  # gRPC when it calls: parsing the command line never loads it
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     try:
         with channel(args) as ch:
             stub: Any = health_pb2_grpc.HealthStub(ch)  # the typeshed stub lacks Check

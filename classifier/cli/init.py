@@ -25,6 +25,9 @@ from classifier.source.library import LIBRARY_NAME
 SCHEMA_FOLDER = ".schemas"
 """Where, inside the new ruleset, the modelines find the schemas."""
 FIRST_VERSION = "0.1.0"
+CONSOLE_ADDRESS = "127.0.0.1:9464"
+"""The side port the next steps serve on (`make run`'s too): without `--metrics-addr` a
+server has no console, no /metrics and no live Unknown sample."""
 NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 """A ruleset name that is also a rule id's prefix and a plain YAML string."""
 
@@ -146,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     print("next, replace the example rule and its case with your own, then:")
     print(f"  classifier check --strict {folder}")
     print(f"  classifier test --coverage --min-coverage 100 {folder}")
-    print(f"  classifier serve --rules {folder}")
+    print(f"  classifier serve --rules {folder} --metrics-addr {CONSOLE_ADDRESS}")
+    print(f"and open the operator console at http://{CONSOLE_ADDRESS}/console")
     return Exit.ok
 
 

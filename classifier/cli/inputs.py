@@ -9,14 +9,8 @@ from dataclasses import dataclass
 
 from classifier.answer import Classification, RuleVerdict
 from classifier.cli.options import Exit, add_rules, add_server, client_from, server_failure
-from classifier.client import Answer, ServiceError
 from classifier.descriptor import Descriptor
-from classifier.engine.compiler import load_ruleset
-from classifier.engine.evaluate import classify
-from classifier.engine.explain import explained_text
 from classifier.errors import DescriptorError, RulesetError
-from classifier.source.descriptor_file import read_descriptor
-from classifier.taxonomy import ErrorClass
 
 EXITS = {
     Exit.ok: "an answer, Unknown included",
@@ -55,6 +49,11 @@ class Answered:
 def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None) -> Answered | int:
     """The answer for the descriptor file, or the exit status after printing to stderr why
     there is none (a ruleset that does not load is reported before the descriptor is read)."""
+    from classifier.engine.compiler import load_ruleset  # when it runs: parsing needs none
+    from classifier.engine.evaluate import classify
+    from classifier.engine.explain import explained_text
+    from classifier.source.descriptor_file import read_descriptor
+
     ruleset = None
     if args.addr is None:
         try:
@@ -87,10 +86,14 @@ def answer(args: argparse.Namespace, *, explained: bool, rule: str | None = None
 def _remote(
     args: argparse.Namespace, descriptor: Descriptor, explained: bool, rule: str | None = None
 ) -> Answered | int:
+    from classifier.client.convert import classification_of  # when it runs: parsing needs none
+    from errorclass_client import DescriptorError as RefusedError
+    from errorclass_client import ServiceError
+
     try:
         with client_from(args, explained=explained) as client:
             reply = client.classify(descriptor, explain=explained, explain_rule=rule or "")
-    except DescriptorError as exc:
+    except RefusedError as exc:
         for violation in exc.violations:
             print(f"{args.addr}: refused: {violation}", file=sys.stderr)
         return Exit.invalid
@@ -109,21 +112,3 @@ def _remote(
         )
         return Exit.invalid
     return Answered(descriptor, result, reply.explanation_text)
-
-
-def classification_of(reply: Answer) -> Classification | None:
-    """A server's answer as the engine's Classification, so both print alike; None for a
-    class number this classifier does not know."""
-    if not isinstance(reply.error_class, ErrorClass):
-        return None
-    return Classification(
-        error_class=reply.error_class,
-        action=reply.action,
-        effect=reply.effect,
-        retryable=reply.retryable,
-        rule_id=reply.rule_id,
-        ruleset_version=reply.ruleset_version,
-        ruleset_digest=reply.ruleset_digest,
-        unknown_reason=reply.unknown_reason,
-        explanation=reply.explanation,
-    )

@@ -9,11 +9,13 @@ import textwrap
 from collections.abc import Mapping
 from enum import IntEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from classifier.client import DEFAULT_TIMEOUT, TLS, Client
-from classifier.server.rpc.app import DEFAULT_ADDRESS
+from classifier.defaults import DEFAULT_ADDRESS, DEFAULT_TIMEOUT
 from classifier.source.library import bundled_library
+
+if TYPE_CHECKING:
+    from errorclass_client import TLS, Client
 
 EXPLAIN_TIMEOUT = 10.0
 """`--timeout`'s default for a call asking for an explanation (the server bounds one at
@@ -152,6 +154,8 @@ def add_tls(parser: argparse.ArgumentParser | Any) -> None:
 
 def tls_from(args: argparse.Namespace) -> TLS | None:
     """None for plaintext, else the TLS the flags name (ValueError for an unusable set)."""
+    from errorclass_client import TLS  # gRPC, when a command calls a server: not to parse
+
     if args.tls_ca is None and args.tls_cert is None and args.tls_key is None:
         if args.tls_server_name:
             raise ValueError("--tls-server-name needs TLS: give --tls-ca (or another --tls-*)")
@@ -186,6 +190,8 @@ def client_from(args: argparse.Namespace, *, explained: bool = False) -> Client:
     TLS files); it does not retry, so an unreachable server is reported at once. Without
     `--timeout`, a call that asks for an explanation waits EXPLAIN_TIMEOUT: it costs about
     a hundred answers and may start the server's explaining process."""
+    from errorclass_client import Client
+
     timeout = args.timeout
     if timeout is None:
         timeout = EXPLAIN_TIMEOUT if explained else DEFAULT_TIMEOUT

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from classifier.cli.diff import FORMATS
 from classifier.cli.options import Exit, add_command, add_rules
 from classifier.source.library import bundled_library
 
@@ -64,7 +65,7 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--base", metavar="OLD", help="replay: the ruleset before (folder or git rev)")
     p.add_argument("--head", metavar="NEW", help="replay: the ruleset after")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")  # a replay prints what diff prints
     p.add_argument(
         "--examples",
         type=int,

@@ -1,9 +1,9 @@
 """`classifier ruleset`: what a running server serves, as GetRuleset says it.
 
 The serving ruleset (name, version, digest, rule count, load time, source,
-description), the classifier version serving it, its layers when it builds
-on others, the last reload (and why it failed), and the candidate shadowing
-it with its own last reload.
+description), the classifier version serving it, its bundle's digest and
+whether it is signed, its layers when it builds on others, the last reload
+(and why it failed), and the candidate shadowing it with its own last reload.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import argparse
 import dataclasses
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command, add_server, client_from, server_failure
-from classifier.client import RulesetInfo, ServiceError
+
+if TYPE_CHECKING:
+    from errorclass_client import RulesetInfo
 
 EXITS = {
     Exit.ok: "the server described its ruleset",
@@ -30,7 +32,8 @@ def add_parser(sub: Any) -> None:
         help="show the ruleset a running server serves, its last reload and its candidate",
         description="Ask a running server (GetRuleset) which ruleset answers: name, version, "
         "digest, rule count, when and where it was loaded, the classifier version serving "
-        "it, the last reload and, with `serve --candidate`, the shadow ruleset.",
+        "it, its bundle (GetBundle's digest, signed or not), the last reload and, with "
+        "`serve --candidate`, the shadow ruleset.",
         exits=EXITS,
     )
     add_server(p)
@@ -39,6 +42,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from errorclass_client import ServiceError  # gRPC when it calls, not to parse
+
     try:
         with client_from(args) as client:
             info = client.get_ruleset()
@@ -66,6 +71,7 @@ def render(info: RulesetInfo, indent: str = "") -> str:
         ("source", info.source),
         ("description", info.description or "-"),
         ("classifier", info.classifier_version or "-"),
+        ("bundle", _bundle(info)),
     ]
     reload = info.last_reload
     if reload is None:
@@ -87,3 +93,11 @@ def render(info: RulesetInfo, indent: str = "") -> str:
         lines.append(f"{indent}candidate:")
         lines.append(render(info.candidate, indent + "  "))
     return "\n".join(lines)
+
+
+def _bundle(info: RulesetInfo) -> str:
+    """The bundle's digest and whether it is signed ("-" where none is built: a candidate,
+    or a server older than bundles)."""
+    if not info.bundle_digest:
+        return "-"
+    return f"{info.bundle_digest} ({'signed' if info.bundle_signed else 'unsigned'})"

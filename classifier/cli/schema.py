@@ -18,21 +18,42 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from classifier.cli.options import Exit, add_command
-from classifier.regress.cases import CaseFileDoc
-from classifier.source.descriptor_file import DescriptorFile
-from classifier.source.documents import CatalogDoc, ManifestDoc, RuleFileDoc
 
-SCHEMAS: dict[str, tuple[Any, str]] = {
-    "rules": (RuleFileDoc, "rule files"),
-    "manifest": (ManifestDoc, "ruleset.yaml"),
-    "catalog": (CatalogDoc, "actions.yaml"),
-    "cases": (CaseFileDoc, "*.cases.yaml"),
-    "descriptor": (DescriptorFile, "a descriptor file (classify, explain)"),
+SCHEMAS: dict[str, str] = {
+    "rules": "rule files",
+    "manifest": "ruleset.yaml",
+    "catalog": "actions.yaml",
+    "cases": "*.cases.yaml",
+    "descriptor": "a descriptor file (classify, explain)",
+    "bundle": "a ruleset bundle (bundle build)",
+    "signatures": "a bundle's signatures (bundle sign)",
 }
-"""Each schema's name, the model it is generated from, and the files it describes."""
+"""Each schema's name and the files it describes (`model` says what it is generated from)."""
+WRITTEN_BY_HAND = ("rules", "manifest", "catalog", "cases", "descriptor")
+"""The formats people write, which an editor checks through a modeline; bundles and their
+signatures are written by `classifier bundle` and checked by their readers."""
+
+
+def model(name: str) -> Any:
+    """The pydantic model the schema called name is generated from. Imported when asked:
+    listing and copying the shipped schemas (and `init`) never load pydantic."""
+    from classifier.bundle.format import BundleDoc, SignaturesDoc
+    from classifier.regress.cases import CaseFileDoc
+    from classifier.source.descriptor_file import DescriptorFile
+    from classifier.source.documents import CatalogDoc, ManifestDoc, RuleFileDoc
+
+    models: dict[str, Any] = {
+        "rules": RuleFileDoc,
+        "manifest": ManifestDoc,
+        "catalog": CatalogDoc,
+        "cases": CaseFileDoc,
+        "descriptor": DescriptorFile,
+        "bundle": BundleDoc,
+        "signatures": SignaturesDoc,
+    }
+    return models[name]
+
 
 FOLDER = Path(__file__).resolve().parent.parent / "schemas"
 """Where the package keeps the generated schemas."""
@@ -44,8 +65,10 @@ def file_name(name: str) -> str:
 
 def generate(name: str) -> str:
     """The schema's text, as `make schemas` writes it."""
-    model, describes = SCHEMAS[name]
-    schema = TypeAdapter(model).json_schema()
+    from pydantic import TypeAdapter
+
+    describes = SCHEMAS[name]
+    schema = TypeAdapter(model(name)).json_schema()
     out = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
     out.setdefault("title", describes)
     out["$comment"] = (
@@ -72,7 +95,7 @@ def add_parser(sub: Any) -> None:
     p = add_command(
         sub,
         "schema",
-        help="list the JSON Schemas of rule, manifest, catalog, case and descriptor files",
+        help="list the JSON Schemas of rule, manifest, catalog, case, descriptor and bundle files",
         description="List the JSON Schemas editors check the classifier's files with (VS Code "
         "and others with the YAML language server), or copy them into a folder of your "
         "repository with --out.",
@@ -84,7 +107,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.out is None:
-        for name, (_, describes) in SCHEMAS.items():
+        for name, describes in SCHEMAS.items():
             print(f"{name:<11}{FOLDER / file_name(name)}  ({describes})")
         return Exit.ok
     try:

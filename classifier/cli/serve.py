@@ -5,37 +5,34 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier import limits
 from classifier.cli.options import Exit, add_command, add_rules
-from classifier.errors import RulesetError
-from classifier.server import DEFAULT_ADDRESS, ServeConfig, ServerLimits, TlsFiles, serve
-from classifier.server.observers.decisions import (
-    DEFAULT_BACKUPS,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_QUEUE_BYTES,
-)
-from classifier.server.observers.shadow import DEFAULT_EXAMPLES
-from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
-from classifier.server.rpc.app import (
+from classifier.defaults import (
+    DEFAULT_ADDRESS,
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MAX_CONCURRENT_RPCS,
-    DEFAULT_THREADS,
-)
-from classifier.server.rpc.lanes import (
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
+    DEFAULT_SHADOW_EXAMPLES,
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
+    DEFAULT_THREADS,
+    DEFAULT_UNKNOWN_SAMPLE_BYTES,
 )
-from classifier.server.runtime import load_rulesets
-from classifier.server.workers import check_workers, serve_workers
+
+if TYPE_CHECKING:
+    from classifier.server import ServeConfig
 
 EXITS = {
     Exit.ok: "stopped by SIGTERM or SIGINT after in-flight calls finished",
-    Exit.failed: "cannot serve: the rules (or the candidate) do not load, or a port or "
-    "file cannot be opened",
+    Exit.failed: "cannot serve: the rules (or the candidate) do not load, a port or "
+    "file cannot be opened, or the bundle cannot be signed as told (a bad --bundle-key, "
+    "a --bundle-signatures file made for another bundle)",
 }
 
 
@@ -97,9 +94,10 @@ def add_parser(sub: Any) -> None:
     reload.add_argument(
         "--shadow-examples",
         type=int,
-        default=DEFAULT_EXAMPLES,
+        default=DEFAULT_SHADOW_EXAMPLES,
         metavar="N",
-        help=f"log at most N examples of each kind of disagreement (default: {DEFAULT_EXAMPLES})",
+        help="log at most N examples of each kind of disagreement "
+        f"(default: {DEFAULT_SHADOW_EXAMPLES})",
     )
 
     observe = p.add_argument_group("observability")
@@ -134,33 +132,35 @@ def add_parser(sub: Any) -> None:
     observe.add_argument(
         "--decision-log-max-bytes",
         type=int,
-        default=DEFAULT_MAX_BYTES,
+        default=DEFAULT_DECISION_LOG_MAX_BYTES,
         metavar="N",
-        help=f"rotate the decision log at N bytes (default: {DEFAULT_MAX_BYTES})",
+        help=f"rotate the decision log at N bytes (default: {DEFAULT_DECISION_LOG_MAX_BYTES})",
     )
     observe.add_argument(
         "--decision-log-backups",
         type=int,
-        default=DEFAULT_BACKUPS,
+        default=DEFAULT_DECISION_LOG_BACKUPS,
         metavar="N",
-        help=f"rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl (default: {DEFAULT_BACKUPS})",
+        help="rotated files kept, d.1.jsonl .. d.N.jsonl for d.jsonl "
+        f"(default: {DEFAULT_DECISION_LOG_BACKUPS})",
     )
 
     observe.add_argument(
         "--unknown-sample-bytes",
         type=int,
-        default=DEFAULT_SAMPLE_BYTES,
+        default=DEFAULT_UNKNOWN_SAMPLE_BYTES,
         metavar="N",
         help="keep the newest redacted Unknown per failure in at most N bytes, served as "
-        f"GET /-/unknowns on --metrics-addr; 0 turns it off (default: {DEFAULT_SAMPLE_BYTES})",
+        "GET /-/unknowns on --metrics-addr; 0 turns it off "
+        f"(default: {DEFAULT_UNKNOWN_SAMPLE_BYTES})",
     )
     observe.add_argument(
         "--decision-log-queue-bytes",
         type=int,
-        default=DEFAULT_QUEUE_BYTES,
+        default=DEFAULT_DECISION_LOG_QUEUE_BYTES,
         metavar="N",
         help="bytes of lines waiting for a slow disk; past it lines are dropped and counted "
-        f"(default: {DEFAULT_QUEUE_BYTES})",
+        f"(default: {DEFAULT_DECISION_LOG_QUEUE_BYTES})",
     )
     observe.add_argument(
         "--redact-pattern",
@@ -169,6 +169,44 @@ def add_parser(sub: Any) -> None:
         metavar="NAME=RE2",
         help="also mask matches of this RE2 pattern in what is written (decision log, shadow "
         "examples), after the built-in masks; repeatable",
+    )
+
+    bundle = p.add_argument_group(
+        "bundle",
+        "GetBundle serves the ruleset as a bundle (docs/bundles.md) that clients\n"
+        "evaluate in process, built and signed each time a ruleset starts serving.\n"
+        "Say how it is signed with one of --bundle-key, --bundle-signatures or\n"
+        "--unsigned-bundle; with none, GetBundle answers FAILED_PRECONDITION.",
+    )
+    bundle.add_argument(
+        "--bundle-key",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PEM",
+        help="sign each bundle with this Ed25519 private key (PKCS#8 PEM, `classifier bundle "
+        "keygen`); repeat to sign with several, for a rotation",
+    )
+    bundle.add_argument(
+        "--bundle-signatures",
+        type=Path,
+        metavar="FILE",
+        help="serve the signatures a CI step made (`classifier bundle build` + `sign`) for "
+        "the bundle of these rules; re-read at each reload, and every signature must verify "
+        "over the bundle the server builds, else it does not start (or reload)",
+    )
+    bundle.add_argument(
+        "--bundle-public-key",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PEM",
+        help="with --bundle-signatures: a public key its signatures are checked with; repeatable",
+    )
+    bundle.add_argument(
+        "--unsigned-bundle",
+        action="store_true",
+        help="serve the bundle unsigned, marked so (GetBundle's `signed` is false)",
     )
 
     edge = p.add_argument_group("TLS and limits")
@@ -241,7 +279,18 @@ def add_parser(sub: Any) -> None:
 
 def config_from_args(args: argparse.Namespace) -> ServeConfig:
     """The flags as a ServeConfig; the parser's error (exit 2) for flags that need others."""
+    from classifier.server import ServeConfig, ServerLimits, TlsFiles
+    from classifier.server.serving_bundle import BundleConfig
+
     parser: argparse.ArgumentParser = args.parser
+    bundle = BundleConfig(
+        keys=tuple(args.bundle_key),
+        signatures=args.bundle_signatures,
+        public_keys=tuple(args.bundle_public_key),
+        unsigned=args.unsigned_bundle,
+    )
+    if problem := bundle.problem():
+        parser.error(problem)
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
     if args.tls_client_ca and not args.tls_cert:
@@ -270,6 +319,7 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
         shadow_examples=args.shadow_examples,
         unknown_sample_bytes=args.unknown_sample_bytes,
         tls=TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca) if args.tls_cert else None,
+        bundle=bundle,
         limits=ServerLimits(
             max_request_bytes=args.max_request_bytes,
             max_concurrent_rpcs=args.max_concurrent_rpcs or None,
@@ -283,14 +333,22 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The server stack is imported here, when it serves: building the parser (every
+    # command's, --help included) never pays for it (tests/cli/test_start_up.py).
+    from classifier.errors import RulesetError
+    from classifier.server import serve
+    from classifier.server.runtime import load_rulesets, serving_bundle
+    from classifier.server.workers import check_workers, serve_workers
+
     config = config_from_args(args)
     if args.workers != 1 and (problem := check_workers(config, args.workers)):
         args.parser.error(problem)
     try:
         rulesets = load_rulesets(config)  # once: bad rules are refused before any worker forks
+        bundle = serving_bundle(config, rulesets)  # and so is a bundle that cannot serve
         if args.workers > 1:
-            return serve_workers(config, args.workers, rulesets)
-        serve(config, rulesets)
+            return serve_workers(config, args.workers, rulesets, bundle)
+        serve(config, rulesets, bundle)
     except RulesetError as exc:
         print(exc.render(), file=sys.stderr)
         print(
@@ -298,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return Exit.failed
-    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError is a ValueError
+    except (OSError, ValueError, RuntimeError) as exc:  # RedactionError, BundleError: ValueError
         print(f"classifier: cannot serve: {exc}", file=sys.stderr)
         return Exit.failed
     return Exit.ok

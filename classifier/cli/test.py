@@ -10,14 +10,17 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command, add_rules
-from classifier.regress.cases import find_case_files
-from classifier.regress.junit import write_junit
-from classifier.regress.report import RENDERERS
-from classifier.regress.runner import Report, Status, run_cases
 from classifier.source.library import bundled_library
+
+if TYPE_CHECKING:
+    from classifier.regress.runner import Report
+
+FORMATS = ("text", "json", "github")
+"""`--format`'s choices: the keys of classifier.regress.report.RENDERERS (a test checks),
+named here so that parsing the command line does not import the runner."""
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = Exit.ok, Exit.failed, Exit.invalid
 EXITS = {
@@ -59,7 +62,7 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="fail when fewer than N percent of a ruleset's rules decide a case",
     )
-    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument(
         "paths",
         nargs="*",
@@ -71,6 +74,11 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.regress.cases import find_case_files
+    from classifier.regress.junit import write_junit
+    from classifier.regress.report import RENDERERS
+    from classifier.regress.runner import run_cases
+
     try:
         pattern = re.compile(args.run_filter) if args.run_filter else None
     except re.error as exc:
@@ -91,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _exit_status(report: Report, min_coverage: float | None, *, files: int) -> int:
+    from classifier.regress.runner import Status
+
     if report.ran == 0:
         where = "no case file found" if files == 0 else "no case ran"
         print(f"classifier test: {where}: nothing was tested", file=sys.stderr)

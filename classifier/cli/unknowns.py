@@ -4,8 +4,10 @@ Reads decision logs (a folder of rotated files included), JSON Lines and case fi
 running server's live sample (`--admin-addr`, its `--metrics-addr`), and prints every cluster of
 Unknowns: count, share, first and last seen, ruleset versions, trend, examples, reason,
 and, given `--rules`, the near misses of its typical member and whether that ruleset
-covers it now. `--propose` drafts a rule per cluster and shows it only once it has passed
-its checks; `--write DIR` writes the drafts as files to review. Nothing is applied.
+covers it now. With `--admin-addr` and no `--rules`, the ruleset is what the server
+serves (its folder, when readable here; else the bundled library, saying which).
+`--propose` drafts a rule per cluster and shows it only once it has passed its checks;
+`--write DIR` writes the drafts as files to review. Nothing is applied.
 
 Exit status: 0 when the report was made (Unknowns and refused drafts are information);
 2 when it could not be: a path or the ruleset is missing or invalid, the corpus has bad
@@ -19,27 +21,32 @@ from __future__ import annotations
 import argparse
 import http.client
 import io
+import json
 import sys
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from classifier.cli.options import Exit, add_command
-from classifier.engine.compiler import load_ruleset
-from classifier.engine.ruleset import Ruleset
 from classifier.errors import RulesetError
-from classifier.regress.corpus import read_corpus
-from classifier.unknowns import proposal_output, propose
-from classifier.unknowns.cluster import Clusterer
-from classifier.unknowns.inbox_report import RENDERERS, Report, assess
-from classifier.unknowns.proof import Checker
-from classifier.unknowns.read import Classified, Record, read, read_lines
+from classifier.source.library import bundled_library
+from classifier.text import plural
+
+if TYPE_CHECKING:
+    from classifier.engine.ruleset import Ruleset
+    from classifier.unknowns.inbox_report import Report
+    from classifier.unknowns.read import Classified, Record
 
 EXIT_OK, EXIT_INVALID = 0, 2
+FORMATS = ("text", "markdown", "json")
+"""`--format`'s choices: the keys of the report's and the proposals' RENDERERS
+(classifier.unknowns.inbox_report, proposal_output; a test checks), named here so that
+parsing the command line does not import the engine."""
 LIVE_PATH = "/-/unknowns"
+RULESET_PATH = "/-/ruleset"
 
 
 def add_parser(sub: Any) -> None:
@@ -50,7 +57,8 @@ def add_parser(sub: Any) -> None:
         description="Cluster the Unknown answers of decision logs, JSON Lines or case files "
         "(or of a running server's live sample, --admin-addr) by structure (language, type, "
         "supertypes, origin, statuses, code, provider, causes) and then by message template, "
-        "and rank the clusters by count. With --rules, each cluster's typical member is "
+        "and rank the clusters by count. With --rules (with --admin-addr, by default what the "
+        "server serves), each cluster's typical member is "
         "explained (near misses) and the ruleset's coverage of it is checked; --propose "
         "drafts a rule per cluster, proven on the whole corpus before it is shown.",
         exits={
@@ -64,9 +72,11 @@ def add_parser(sub: Any) -> None:
         "--rules",
         metavar="DIR",
         help="the ruleset in force: classifies lines without an answer, gives near misses, "
-        "says which clusters it covers now, and is what --propose drafts against",
+        "says which clusters it covers now, and is what --propose drafts against (default "
+        "with --admin-addr: the folder the server serves, when readable here, else the "
+        "bundled library)",
     )
-    p.add_argument("--format", choices=tuple(RENDERERS), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--top", type=int, metavar="N", help="show the N largest clusters only")
     p.add_argument(
         "--admin-addr",
@@ -108,13 +118,13 @@ class NotAdminPortError(Exception):
     """The address answered, but not as a server's admin port does."""
 
 
-def fetch_live(address: str, timeout: float = 10.0) -> str:
-    """The live sample of the server whose admin port is `address`, as JSON Lines.
+def _get(address: str, path: str, timeout: float) -> str:
+    """GET path on the admin port at `address`, the body as text.
 
     Raises NotAdminPortError when something other than HTTP answers there (a gRPC port
     speaks HTTP/2 only and drops an HTTP/1.1 request), OSError when nothing does.
     """
-    url = f"http://{address}{LIVE_PATH}"
+    url = f"http://{address}{path}"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as reply:
             body: bytes = reply.read()
@@ -126,14 +136,73 @@ def fetch_live(address: str, timeout: float = 10.0) -> str:
     return body.decode("utf-8")
 
 
+def fetch_live(address: str, timeout: float = 10.0) -> str:
+    """The live sample of the server whose admin port is `address`, as JSON Lines."""
+    return _get(address, LIVE_PATH, timeout)
+
+
+def fetch_served(address: str, timeout: float = 10.0) -> dict[str, Any] | None:
+    """What the server whose admin port is `address` serves (GetRuleset's answer: name,
+    version, digest, source, layers), or None from a server that does not say (404)."""
+    try:
+        described: dict[str, Any] = json.loads(_get(address, RULESET_PATH, timeout))
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+    return described
+
+
+def served_ruleset(address: str) -> tuple[Ruleset, str]:
+    """The ruleset to explain a server's live sample under when no --rules is given, and a
+    line saying which it is: the folder the server serves from when it is readable here
+    (what the server answers with), else the bundled library, as other commands default
+    to. Raises OSError (and NotAdminPortError) when the server cannot be asked."""
+    from classifier.engine.compiler import load_ruleset
+
+    info = fetch_served(address)
+    if info is None:
+        served, source, digest = "its rules", "", ""
+        why = f"it does not say what it serves (no {RULESET_PATH}: an older server)"
+    else:
+        served = f"{info.get('name', '')} {info.get('version', '')}"
+        source, digest = info.get("source", ""), info.get("digest", "")
+        why = f"{source} is not a folder readable here"
+        if source and Path(source).is_dir():
+            try:
+                ruleset = load_ruleset(source)
+            except RulesetError as exc:
+                why = f"{source} does not load here ({plural(len(exc.diagnostics), 'error')})"
+            else:
+                if ruleset.digest == digest:
+                    return ruleset, f"no --rules: {served} from {source}, what {address} serves"
+                return ruleset, (
+                    f"no --rules: {source}, the folder {address} serves {served} from; here "
+                    f"it is {ruleset.name} {ruleset.version} ({ruleset.digest[:19]}), not what "
+                    f"is served ({digest[:19]}): changed since its last reload, or another "
+                    "machine's folder"
+                )
+    library = load_ruleset(bundled_library())
+    same = ", the same rules" if library.digest == digest else ""
+    return library, (
+        f"no --rules: {address} serves {served}{f' from {source}' if source else ''}, but "
+        f"{why}: the bundled library instead ({library.name} {library.version}{same}); "
+        "--rules DIR names the served rules"
+    )
+
+
 def _live_records(
     args: argparse.Namespace, live: str, errors: list[str]
 ) -> Iterator[Record | Classified]:
+    from classifier.unknowns.read import read_lines
+
     if args.admin_addr:
         yield from read_lines(io.StringIO(live), f"{args.admin_addr}{LIVE_PATH}", errors)
 
 
 def _records(args: argparse.Namespace, errors: list[str]) -> Iterator[Record | Classified]:
+    from classifier.unknowns.read import read
+
     if args.corpus:
         yield from read(args.corpus, errors)
 
@@ -142,6 +211,10 @@ def _propose(
     args: argparse.Namespace, report: Report, ruleset: Ruleset, live: str, errors: list[str]
 ) -> int:
     """Check a draft per cluster against the whole corpus, print them, and write them."""
+    from classifier.regress.corpus import read_corpus
+    from classifier.unknowns import proposal_output, propose
+    from classifier.unknowns.proof import Checker
+
     if args.admin_addr:  # the live sample is read as a corpus file
         with tempfile.TemporaryDirectory(prefix="classifier-unknowns-") as tmp:
             sample = Path(tmp) / "live.jsonl"
@@ -161,6 +234,10 @@ def _propose(
 
 
 def run(args: argparse.Namespace) -> int:
+    from classifier.engine.compiler import load_ruleset  # when it runs: parsing needs none
+    from classifier.unknowns.cluster import Clusterer
+    from classifier.unknowns.inbox_report import RENDERERS, assess
+
     parser: argparse.ArgumentParser = args.parser
     if args.addr:
         print(
@@ -183,6 +260,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"classifier unknowns: {args.rules} is invalid:", file=sys.stderr)
             print(exc.render(), file=sys.stderr)
             return EXIT_INVALID
+    elif args.admin_addr:
+        try:
+            ruleset, which = served_ruleset(args.admin_addr)
+        except (OSError, ValueError, urllib.error.URLError, NotAdminPortError) as exc:
+            print(f"classifier unknowns: {exc}", file=sys.stderr)
+            return EXIT_INVALID
+        print(f"classifier unknowns: {which}", file=sys.stderr)
     errors: list[str] = []
     clusterer = Clusterer(ruleset, keep_assignments=args.propose)
     try:

@@ -1,71 +1,90 @@
-"""The Python client: call the classifier service, and describe live failures for it.
+"""`classifier.client`: the Python client, for code written before it had its own package.
 
-    from classifier.client import Client, Origin
+The client is its own distribution now, `errorclass-client` (clients/python), imported
+as `errorclass_client`: it depends on grpcio and protobuf alone, so a runtime that only
+reports its failures does not install the server. This package re-exports its public
+names, so `from classifier.client import Client` keeps working; new code imports
+`errorclass_client`. Two things moved with it:
 
-    with Client("127.0.0.1:50051") as client:
-        try:
-            call_the_model()
-        except Exception as exc:
-            answer = client.classify_exception(exc, origin=Origin.provider, provider="openai")
-            store(answer.class_number, answer.rule_id, answer.ruleset_version)
+- the descriptor and answer types are the client's own (`errorclass_client.Descriptor`,
+  `Answer`, ...), not `classifier.Descriptor`: `Client` still takes a `classifier`
+  descriptor (any object with the fields), and `classifier.classify` takes the client's;
+- its errors are the client's (`errorclass_client.DescriptorError`, `ServiceError`, and
+  `Unclassified`, the outage that keeps the descriptors), not subclasses of
+  `classifier.ClassifierError`.
 
-`descriptor_from_exception` builds a descriptor from a Python exception,
-`descriptor_from_response` / `descriptor_from_finish_reason` from a response
-that returned normally but is a provider-side refusal (a finish reason), and
-`descriptor_from_span` / `descriptor_from_span_event` from OpenTelemetry
-data; none talks to the network, so they also feed `classifier.classify`
-in-process. docs/clients.md covers the other languages.
+`classifier.client.local.LocalFallback` (the in-process fallback, which needs the rule
+compiler) stays here, in the server's package.
 """
 
-from classifier.client.answer import (
+from errorclass_client import (
+    DEFAULT_ATTEMPTS,
+    DEFAULT_TIMEOUT,
+    TLS,
+    Action,
     Answer,
+    Cause,
+    CauseFields,
+    CauseInput,
     ClassInfo,
+    Client,
+    ClientError,
+    Descriptor,
+    DescriptorError,
+    DescriptorFields,
+    Effect,
+    ErrorClass,
+    Explanation,
+    Fallback,
+    FieldViolation,
+    Origin,
     ReloadInfo,
     ReloadResult,
     RulesetInfo,
     RulesetLayer,
-)
-from classifier.client.client import (
-    DEFAULT_ATTEMPTS,
-    DEFAULT_TIMEOUT,
-    TLS,
-    CauseFields,
-    Client,
-    DescriptorFields,
+    RuntimeFactError,
     ServiceError,
-)
-from classifier.client.finish_reason import (
+    Unclassified,
+    UnknownReason,
+    describe_tool_failure,
+    descriptor_from_exception,
     descriptor_from_finish_reason,
     descriptor_from_response,
+    descriptor_from_span,
+    descriptor_from_span_event,
+    fit,
+    runtime_attributes,
+    validate,
 )
-from classifier.client.otel import descriptor_from_span, descriptor_from_span_event
-from classifier.client.python_exception import describe_tool_failure, descriptor_from_exception
-from classifier.client.runtime_knowledge import runtime_attributes
-from classifier.descriptor import CauseInput, Descriptor
-from classifier.errors import DescriptorError, FieldViolation
-from classifier.taxonomy import Effect, ErrorClass, Origin, UnknownReason
 
 __all__ = [
     "DEFAULT_ATTEMPTS",
     "DEFAULT_TIMEOUT",
     "TLS",
+    "Action",
     "Answer",
+    "Cause",
     "CauseFields",
     "CauseInput",
     "ClassInfo",
     "Client",
+    "ClientError",
     "Descriptor",
     "DescriptorError",
     "DescriptorFields",
     "Effect",
     "ErrorClass",
+    "Explanation",
+    "Fallback",
     "FieldViolation",
     "Origin",
     "ReloadInfo",
     "ReloadResult",
     "RulesetInfo",
     "RulesetLayer",
+    "RuntimeFactError",
     "ServiceError",
+    "Unclassified",
     "UnknownReason",
     "describe_tool_failure",
     "descriptor_from_exception",
@@ -73,5 +92,7 @@ __all__ = [
     "descriptor_from_response",
     "descriptor_from_span",
     "descriptor_from_span_event",
+    "fit",
     "runtime_attributes",
+    "validate",
 ]

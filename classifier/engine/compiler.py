@@ -8,9 +8,10 @@ diagnostics instead of stopping, so an author sees every problem in one run:
                  and are retryable only where a retry can help
     rule_ids     rule ids unique across the ruleset
     rules        action, effect and retryable resolved (retryable only where a retry can
-                 help); conditions built; RE2 patterns compiled
-    index        candidate lookup by type name, fallbacks apart; a bucket of many rules split
-                 by a plain field
+                 help); conditions built; RE2 patterns compiled, and refused unless every
+                 client's RE2 reads them alike (engine/portable.py)
+    index        candidate lookup by type name, decisive rules and fallbacks apart; a bucket of
+                 many rules split by a plain field
 
 The documents arrive parsed (statuses, codes, origins and classes are values
 of the taxonomy already); a condition's canonical text echoes what the
@@ -31,6 +32,7 @@ import re2
 
 from classifier.answer import Action
 from classifier.codes import Code, info
+from classifier.engine import portable
 from classifier.engine.conditions import (
     AttributeIs,
     CauseMatches,
@@ -94,6 +96,8 @@ class Compilation:
     rules: tuple[CompiledRule, ...] = ()
     index: RuleIndex[CompiledRule] | None = None
     fallbacks: RuleIndex[CompiledRule] | None = None
+    decisive: RuleIndex[CompiledRule] | None = None
+    decisive_fallbacks: RuleIndex[CompiledRule] | None = None
 
 
 Stage = Callable[[Compilation], Compilation]
@@ -123,7 +127,15 @@ def compile_stack(stack: StackSource) -> Ruleset:
     errors = [d for d in c.diagnostics if d.severity is Severity.error]
     top = stack.top
     manifest = top.manifest
-    if errors or manifest is None or c.defaults is None or c.index is None or c.fallbacks is None:
+    if (
+        errors
+        or manifest is None
+        or c.defaults is None
+        or c.index is None
+        or c.fallbacks is None
+        or c.decisive is None
+        or c.decisive_fallbacks is None
+    ):
         raise RulesetError(errors)
     return Ruleset(
         name=manifest.name,
@@ -134,6 +146,8 @@ def compile_stack(stack: StackSource) -> Ruleset:
         rules=c.rules,
         index=c.index,
         fallbacks=c.fallbacks,
+        decisive=c.decisive,
+        decisive_fallbacks=c.decisive_fallbacks,
         defaults=dict(c.defaults),
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
@@ -617,11 +631,21 @@ def _pattern(text: str, path: tuple[str | int, ...], problem: Problem) -> Any:
         )
         return None
     try:
-        return re2.compile(text, _RE2_OPTIONS)
+        compiled = re2.compile(text, _RE2_OPTIONS)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         problem(Code.invalid_pattern, pattern_message(text, reason), *path)
         return None
+    not_portable = portable.problem(text)
+    if not_portable is not None:
+        problem(
+            Code.non_portable_pattern,
+            f"the pattern `{flow(text)}` would not match the same messages in every client: "
+            f"{not_portable}; {doc_pointer(info(Code.non_portable_pattern).anchor)}",
+            *path,
+        )
+        return None
+    return compiled
 
 
 _RE2_HINTS = (
@@ -676,10 +700,14 @@ def _unwrap(value: Any) -> Any:
 
 
 def index_stage(c: Compilation) -> Compilation:
+    """One index per tier, in precedence order: decisive rules, decisive fallbacks, the
+    others, their fallbacks (the engine asks each only when the ones before found nothing)."""
     return dataclasses.replace(
         c,
-        index=RuleIndex(r for r in c.rules if not r.fallback),
-        fallbacks=RuleIndex(r for r in c.rules if r.fallback),
+        index=RuleIndex(r for r in c.rules if not r.fallback and not r.decisive),
+        fallbacks=RuleIndex(r for r in c.rules if r.fallback and not r.decisive),
+        decisive=RuleIndex(r for r in c.rules if not r.fallback and r.decisive),
+        decisive_fallbacks=RuleIndex(r for r in c.rules if r.fallback and r.decisive),
     )
 
 

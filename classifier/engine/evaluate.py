@@ -2,17 +2,21 @@
 
 Precedence, the way exception handlers pick a handler:
 
-1. fallback: a rule marked `fallback` (a catch-all on an SDK's base type)
+1. decisive: a rule that reads a decisive runtime fact (`time_limit: run`,
+   `refused_by: breaker`: what the runtime states about the whole failure)
+   beats every rule that does not, whatever they match; the steps below
+   decide within each tier;
+2. fallback: a rule marked `fallback` (a catch-all on an SDK's base type)
    loses to every rule that is not, so specific evidence (a code, a status,
    a cause) always beats it;
-2. type depth: a rule matching the descriptor's own type beats one matching
+3. type depth: a rule matching the descriptor's own type beats one matching
    a supertype, nearer supertypes beat farther ones, and any typed rule beats
    a rule with no type condition;
-3. condition count: among equals, the rule with more conditions wins;
-4. priority: then the higher explicit `priority`;
-5. layer: then the rule of the upper layer (the ruleset asked for before
+4. condition count: among equals, the rule with more conditions wins;
+5. priority: then the higher explicit `priority`;
+6. layer: then the rule of the upper layer (the ruleset asked for before
    the rulesets it builds on);
-6. still tied: if the tied rules agree on class and effect, the first in
+7. still tied: if the tied rules agree on class and effect, the first in
    ruleset order decides; if they disagree, the answer is Unknown with
    reason `conflict`, never a coin toss.
 
@@ -85,6 +89,8 @@ def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
     that need the whole ranking rather than the decision.
     """
     candidates = [
+        *ruleset.decisive.candidates(descriptor),
+        *ruleset.decisive_fallbacks.candidates(descriptor),
         *ruleset.index.candidates(descriptor),
         *ruleset.fallbacks.candidates(descriptor),
     ]
@@ -107,7 +113,18 @@ def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:
 
 
 def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
-    """The matching rules at the nearest type depth that has any, fallbacks only if none."""
+    """The matching rules at the nearest type depth that has any, fallbacks only if none;
+    the decisive tier first, when the descriptor carries a fact one of its rules reads (a
+    descriptor without attributes pays one test for it)."""
+    attributes = d.attributes
+    if attributes and not ruleset.decisive_facts.isdisjoint(attributes):
+        found = _nearest(ruleset.decisive, d)
+        if found:
+            return found
+        if not ruleset.decisive_fallbacks.empty:
+            found = _nearest(ruleset.decisive_fallbacks, d)
+            if found:
+                return found
     index = ruleset.index
     by_type = index.by_type
     for name in d.chain:
@@ -150,7 +167,8 @@ def _holds(rule: CompiledRule, d: Descriptor) -> bool:
 
 
 def _decide_fast(ruleset: Ruleset, found: list[CompiledRule]) -> Classification:
-    """Precedence among matches at one type depth: condition count, priority, then order."""
+    """Precedence among matches of one tier at one type depth: condition count, priority,
+    then order."""
     if not found:
         return ruleset.unknown[UnknownReason.no_match]
     if len(found) == 1:

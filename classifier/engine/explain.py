@@ -68,7 +68,7 @@ def explain_rule(
         return result, RuleVerdict(*base, "conflict", held, step="conflict", rivals=rivals,
                                    reason=reason)  # fmt: skip
     winner = next((m for m in top if m.rule.id == result.rule_id), top[0])
-    d = decision(winner, mine)
+    d = decision(winner, mine, descriptor)
     rivals = (winner.rule.id,) if result.rule_id else tuple(m.rule.id for m in top)
     reason = d.reason
     if not result.rule_id:
@@ -138,12 +138,13 @@ def render_classification(c: Classification) -> str:
 
 
 _STEPS = {
-    "fallback": "step 1, fallback",
-    "type_depth": "step 2, type depth",
-    "condition_count": "step 3, condition count",
-    "priority": "step 4, priority",
-    "layer": "step 5, layer",
-    "order": "step 6, ruleset order",
+    "decisive": "step 1, decisive",
+    "fallback": "step 2, fallback",
+    "type_depth": "step 3, type depth",
+    "condition_count": "step 4, condition count",
+    "priority": "step 5, priority",
+    "layer": "step 6, layer",
+    "order": "step 7, ruleset order",
 }
 
 

@@ -12,14 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from classifier.answer import Action, Classification
-from classifier.engine.conditions import Condition, Test, TypeIs, type_depth
+from classifier.contract import DECISIVE_FACT_NAMES
+from classifier.engine.conditions import AttributeIs, Condition, Test, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
 from classifier.engine.retry_after import DEFAULT_CAP
 from classifier.location import Location
 from classifier.taxonomy import Effect, ErrorClass, Retry, UnknownReason
 
-Rank = tuple[bool, int, int, int, int]
-"""(fallback, type depth, -condition count, -priority, layer): the smallest wins."""
+Rank = tuple[bool, bool, int, int, int, int]
+"""(not decisive, fallback, type depth, -condition count, -priority, layer): the smallest
+wins."""
 
 UNTYPED_DEPTH = 1_000_000
 """The type depth of a rule without a type condition: it loses to every typed rule."""
@@ -44,7 +46,10 @@ class CompiledRule:
     `type_condition` is kept apart from the other conditions because it
     decides precedence (how near the matched type is) and drives the index;
     `conditions` are the rest, cheapest first. A `fallback` rule decides
-    only when no other rule matches. `locations` places each key of the
+    only when no other rule matches. A `decisive` rule reads a fact the
+    runtime states about the whole failure (`time_limit`, `refused_by`, ...:
+    the contract's decisive facts), so it ranks above every rule that does
+    not, whatever evidence the exception carries. `locations` places each key of the
     rule's `when` (and `when` itself) in its file, for diagnostics;
     `lint_ignore` lists the lint codes the author accepts for this rule.
     """
@@ -63,12 +68,24 @@ class CompiledRule:
     """Which layer of a stack the rule comes from: 0 is the ruleset asked for, 1 its base..."""
     locations: Mapping[str, Location] = field(default_factory=dict)
     lint_ignore: frozenset[str] = frozenset()
+    decisive: bool = field(init=False)
+    """The rule reads a decisive runtime fact (an `attributes` condition on a key whose
+    `RuntimeFact.decisive` is true): it is in the decisive tier, precedence's first step."""
+    facts: tuple[AttributeIs, ...] = field(init=False, repr=False)
+    """The conditions on decisive facts that put the rule in that tier (empty: not there)."""
     precedence: tuple[int, int, int] = field(init=False, repr=False)
     """(-condition_count, -priority, layer): smaller wins among matches at one type depth."""
     tests: tuple[Test, ...] = field(init=False, repr=False)
     """Each condition's compiled test, in order: what the engine's hot path calls."""
 
     def __post_init__(self) -> None:
+        facts = tuple(
+            c
+            for c in self.conditions
+            if isinstance(c, AttributeIs) and c.name in DECISIVE_FACT_NAMES
+        )
+        object.__setattr__(self, "facts", facts)
+        object.__setattr__(self, "decisive", bool(facts))
         object.__setattr__(self, "precedence", (-self.condition_count, -self.priority, self.layer))
         object.__setattr__(self, "tests", tuple(c.holds for c in self.conditions))
 
@@ -89,9 +106,16 @@ class CompiledRule:
         return type_depth(self.type_condition, chain)
 
     def rank(self, depth: int) -> Rank:
-        """Precedence key: smaller wins (not a fallback, nearer type, more conditions,
-        priority, the upper layer)."""
-        return (self.fallback, depth, -self.condition_count, -self.priority, self.layer)
+        """Precedence key: smaller wins (decisive, not a fallback, nearer type, more
+        conditions, priority, the upper layer)."""
+        return (
+            not self.decisive,
+            self.fallback,
+            depth,
+            -self.condition_count,
+            -self.priority,
+            self.layer,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +176,14 @@ class Ruleset:
     source: str
     rules: tuple[CompiledRule, ...]
     index: RuleIndex[CompiledRule]
-    """The rules that are not fallbacks."""
+    """The rules that are neither decisive nor fallbacks."""
     fallbacks: RuleIndex[CompiledRule]
-    """The fallback rules, asked only when no rule of `index` matches."""
+    """The fallback rules that are not decisive, asked only when no rule of `index` matches."""
+    decisive: RuleIndex[CompiledRule]
+    """The decisive rules that are not fallbacks: asked first, when the descriptor carries a
+    fact one of them reads."""
+    decisive_fallbacks: RuleIndex[CompiledRule]
+    """The decisive fallbacks: asked when no other decisive rule matches."""
     defaults: dict[ErrorClass, Outcome]
     conflict_action: Action
     """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""
@@ -174,6 +203,8 @@ class Ruleset:
     overridden: tuple[OverriddenRule, ...] = ()
     retry_after_cap: dt.timedelta = DEFAULT_CAP
     """The longest wait an answer advises, unless its rule sets its own cap."""
+    decisive_facts: frozenset[str] = field(init=False, repr=False, compare=False)
+    """The decisive facts some rule reads: a descriptor with none of them skips the tier."""
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
@@ -183,6 +214,9 @@ class Ruleset:
     ruleset's); a rule that is not retryable is not here, and no wait is advised for it."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "decisive_facts", frozenset(f.name for r in self.rules for f in r.facts)
+        )
         object.__setattr__(self, "answers", {r: self._answer(r) for r in self.rules})
         object.__setattr__(
             self,

@@ -71,7 +71,7 @@ class ExplainTracer:
         self.explanation = Explanation(
             matches=tuple(_rule_match(m) for m in ordered),
             winner_rule_id=winner_rule_id,
-            decisions=_decisions(ordered, top, winner_rule_id),
+            decisions=_decisions(ordered, top, winner_rule_id, self.descriptor),
             near_misses=self._near_misses() if not matches else (),
         )
 
@@ -110,7 +110,7 @@ def _rule_match(m: Match) -> RuleMatch:
 
 
 def _decisions(
-    ordered: Sequence[Match], top: Sequence[Match], winner_rule_id: str
+    ordered: Sequence[Match], top: Sequence[Match], winner_rule_id: str, descriptor: Any = None
 ) -> tuple[PrecedenceDecision, ...]:
     if not ordered:
         return ()
@@ -126,16 +126,38 @@ def _decisions(
             for m in top
         )
     winner = next(m for m in ordered if m.rule.id == winner_rule_id)
-    return tuple(_decision(winner, m) for m in ordered if m is not winner)
+    return tuple(_decision(winner, m, descriptor) for m in ordered if m is not winner)
 
 
-def decision(winner: Match, loser: Match) -> PrecedenceDecision:
-    """The precedence step at which `winner` beats `loser`, and a sentence saying why."""
-    return _decision(winner, loser)
+def decision(winner: Match, loser: Match, descriptor: Any = None) -> PrecedenceDecision:
+    """The precedence step at which `winner` beats `loser`, and a sentence saying why (with
+    the descriptor, a decisive fact is named with the value the runtime stated)."""
+    return _decision(winner, loser, descriptor)
 
 
-def _decision(winner: Match, loser: Match) -> PrecedenceDecision:
+def stated_facts(rule: CompiledRule, descriptor: Any = None) -> str:
+    """The decisive facts a rule reads, as the runtime stated them (`time_limit=run`); without
+    the descriptor, as the rule names them (`time_limit=tool|run`)."""
+    attributes = getattr(descriptor, "attributes", None) or {}
+    shown = []
+    for fact in rule.facts:
+        value = attributes.get(fact.name)
+        if value is None or value not in fact.values:
+            value = "|".join(sorted(fact.values))
+        shown.append(f"{fact.name}={value}")
+    return ", ".join(shown)
+
+
+def _decision(winner: Match, loser: Match, descriptor: Any = None) -> PrecedenceDecision:
     w, l_ = winner.rule, loser.rule
+    if w.decisive != l_.decisive:
+        facts = stated_facts(w, descriptor)
+        return PrecedenceDecision(
+            l_.id,
+            "decisive",
+            f"decided by the runtime's fact {facts}: {w.id} reads it and {l_.id} does not (what "
+            "the runtime states about the whole failure outranks what the exception carries)",
+        )
     if w.fallback != l_.fallback:
         return PrecedenceDecision(
             l_.id,

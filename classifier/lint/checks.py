@@ -14,6 +14,10 @@
                           507` with `lacks: http_status`): it can never match
     misspelt_value        a `language` or `provider` value close to a known one but not it
                           (`language: pyhton`): the values no closed list holds, so not errors
+    overruled_rule        a rule that silently loses to a decisive runtime fact: it reads the
+                          fact under another name or with a value the runtime never sends, or
+                          its author ranked it above a decisive rule (priority, layer, or that
+                          rule being a fallback) and the decisive tier reverses that
 
 Conflicts and shadows carry a *witness*: a descriptor both rules match. Every
 witness is confirmed by the real engine before it is reported (`classify`
@@ -44,6 +48,13 @@ from itertools import combinations
 from typing import assert_never
 
 from classifier.codes import LINT_CODES, Code
+from classifier.contract import (
+    DECISIVE_FACT_NAMES,
+    RUNTIME_FACT_NAMES,
+    RUNTIME_FACTS,
+    WORD,
+    RuntimeFact,
+)
 from classifier.descriptor import Descriptor
 from classifier.engine.conditions import (
     AttributeIs,
@@ -67,7 +78,7 @@ from classifier.lint.witness import (
 )
 from classifier.location import Location
 from classifier.taxonomy import GRPC_CODES, LANGUAGES, Effect, ErrorClass, UnknownReason
-from classifier.text import did_you_mean, plural
+from classifier.text import and_list, did_you_mean, plural
 
 __all__ = ["LINT_CODES", "ROOT_TYPES", "LintReport", "lint", "lint_report"]
 
@@ -136,6 +147,7 @@ def lint_report(ruleset: Ruleset) -> LintReport:
         *_classes_never_produced(ruleset),
         *_unsatisfiable(ruleset.rules),
         *_misspelt_values(ruleset.rules),
+        *_overruled(ruleset, builder),
     ]
     findings = [f for f in findings if f.about_top_layer]
     kept = [f.diagnostic for f in findings if not f.ignored(ruleset)]
@@ -175,17 +187,19 @@ def _verdict(rule: CompiledRule) -> str:
 def _conflicts(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
     """Pairs that tie on every precedence step, can match one descriptor, and disagree.
 
-    Rules tie on type depth only when the name they match sits at the same
-    place in the chain, so typed rules must share a name (untyped rules tie
-    with untyped rules); then they need the same condition count and priority.
+    Rules tie only within one tier (both decisive, or neither), and on type depth only when
+    the name they match sits at the same place in the chain, so typed rules must share a
+    name (untyped rules tie with untyped rules); then they need the same condition count
+    and priority.
     """
-    groups: dict[tuple[bool, int, int, int, str | None], list[CompiledRule]] = defaultdict(list)
+    groups: dict[tuple[bool, bool, int, int, int, str | None], list[CompiledRule]] = defaultdict(
+        list
+    )
     for rule in ruleset.rules:
         names = sorted(rule.type_condition.names) if rule.type_condition else [None]
         for name in names:
-            groups[(rule.fallback, rule.condition_count, rule.priority, rule.layer, name)].append(
-                rule
-            )
+            key = (rule.decisive, rule.fallback, rule.condition_count, rule.priority, rule.layer)
+            groups[(*key, name)].append(rule)
     seen: set[tuple[int, int]] = set()
     values = {rule.order: plain_values(rule) for rule in ruleset.rules}
     for group in groups.values():
@@ -240,8 +254,9 @@ def _shadowed(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
 
     A covering rule's conditions are each implied by one of the covered
     rule's, so it has no more conditions; to outrank at the same type depth
-    it must have as many (the same keys), then a higher priority, or the
-    same priority, the same class and effect, and an earlier place in order.
+    it must have as many (the same keys, so the same tier: a decisive fact is
+    a key), then a higher priority, or the same priority, the same class and
+    effect, and an earlier place in order.
     """
     groups: dict[tuple[object, int], list[CompiledRule]] = defaultdict(list)
     for rule in ruleset.rules:
@@ -614,3 +629,180 @@ def _labels(rule: CompiledRule) -> Iterator[tuple[str, str]]:
         if isinstance(c, FieldIn) and c.field in _KNOWN_LABELS:
             for value in sorted(c.values):
                 yield c.field, value
+
+
+# overruled_rule ------------------------------------------------------------------------------
+
+
+def _overruled(ruleset: Ruleset, builder: WitnessBuilder) -> Iterator[_Finding]:
+    """Rules that silently lose to a decisive runtime fact (docs/rules.md, `overruled_rule`):
+    a fact read under another name or with a value the runtime never sends (proven from the
+    contract), and an ordinary rule its author ranked above a decisive rule, by the steps
+    that rank authors' intent (fallback, priority, layer) rather than the exception's
+    evidence (type depth, condition count), confirmed on a witness by the engine."""
+    for rule in ruleset.rules:
+        yield from _facts_never_sent(rule)
+    decisive = [r for r in ruleset.rules if r.decisive]
+    if not decisive:
+        return
+    values = {rule.order: plain_values(rule) for rule in ruleset.rules}
+    for rule in ruleset.rules:
+        if rule.decisive:
+            continue
+        for fact_rule in decisive:
+            step = _ranked_above(rule, fact_rule)
+            if step is None or _answer(rule) == _answer(fact_rule):
+                continue
+            if not compatible(values[rule.order], values[fact_rule.order]):
+                continue
+            witness = _first(
+                builder.candidates([rule, fact_rule], WITNESS_ATTEMPTS),
+                _overruled_shown(ruleset, rule, fact_rule, step),
+            )
+            if witness is not None:
+                yield _Finding(_overruled_by(rule, fact_rule, step, witness), (rule,))
+                break
+
+
+def _ranked_above(rule: CompiledRule, fact_rule: CompiledRule) -> str | None:
+    """The step at which, without the decisive tier, the author's ranking puts `rule` above
+    `fact_rule` wherever both match at one type depth (None: none does, or the evidence
+    decides: type depth, condition count)."""
+    if rule.fallback != fact_rule.fallback:
+        return "fallback" if fact_rule.fallback else None
+    if rule.condition_count != fact_rule.condition_count:
+        return None
+    if (rule.type_condition is None) != (fact_rule.type_condition is None):
+        return None
+    if rule.priority != fact_rule.priority:
+        return "priority" if rule.priority > fact_rule.priority else None
+    if rule.layer != fact_rule.layer:
+        return "layer" if rule.layer < fact_rule.layer else None
+    return None
+
+
+def _overruled_shown(
+    ruleset: Ruleset, rule: CompiledRule, fact_rule: CompiledRule, step: str
+) -> Callable[[Descriptor], bool]:
+    """Whether, for a descriptor, both match (at one type depth, unless the fallback step is
+    what ranked them), the decisive rule ranks ahead, and `rule` does not decide."""
+
+    def shown(d: Descriptor) -> bool:
+        ranked = {m.rule.order: m for m in ranked_matches(ruleset, d)}
+        mine, theirs = ranked.get(rule.order), ranked.get(fact_rule.order)
+        if mine is None or theirs is None or not theirs.rank < mine.rank:
+            return False
+        if step != "fallback" and mine.depth != theirs.depth:
+            return False
+        return classify(ruleset, d).rule_id != rule.id
+
+    return shown
+
+
+def _overruled_by(
+    rule: CompiledRule, fact_rule: CompiledRule, step: str, witness: Descriptor
+) -> Diagnostic:
+    facts = ", ".join(f"{f.name}: {'|'.join(sorted(f.values))}" for f in fact_rule.facts)
+    why = {
+        "fallback": "that rule is a fallback",
+        "priority": f"on priority, {rule.priority} > {fact_rule.priority}",
+        "layer": "as a rule of a layer above that rule's",
+    }[step]
+    return _warning(
+        Code.overruled_rule,
+        f'is ranked above rule "{fact_rule.id}" at {fact_rule.location} ({why}), but that rule '
+        f"reads the runtime's decisive fact {facts} and this one does not: where the runtime "
+        "states the fact (the witness), the fact decides at precedence step 1 and this rule "
+        f"silently loses ({_verdict(fact_rule)} instead of its {_verdict(rule)}); to decide "
+        "those failures, read the fact in this rule too, or accept it with "
+        "lint_ignore: [overruled_rule]",
+        rule.location,
+        rule,
+        related=(fact_rule.location,),
+        witness=witness,
+    )
+
+
+_SEPARATORS = re.compile(r"[-. ]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _facts_never_sent(rule: CompiledRule) -> Iterator[_Finding]:
+    """A decisive fact read under another spelling (the rule stays out of the tier and
+    matches nothing the helpers send), or with a value the contract does not give it."""
+    for c in rule.conditions:
+        if not isinstance(c, AttributeIs):
+            continue
+        where = rule.locations.get("attributes", rule.location)
+        if c.name not in RUNTIME_FACT_NAMES:
+            meant = _fact_meant(c.name)
+            if meant is not None:
+                yield _Finding(
+                    _warning(
+                        Code.overruled_rule,
+                        f"reads attribute {c.name!r}, the runtime's decisive fact {meant!r} "
+                        f"written another way: runtimes send {meant!r}, so this rule is not "
+                        "in the decisive tier and matches none of the failures the fact is "
+                        f"stated for, which the fact's own rules decide; write {meant!r}",
+                        where,
+                        rule,
+                    ),
+                    (rule,),
+                )
+            continue
+        fact = FACTS[c.name]
+        if not fact.decisive:
+            continue
+        wrong = [repr(v) for v in sorted(c.values) if not _sent(fact, v)]
+        if wrong:
+            yield _Finding(
+                _warning(
+                    Code.overruled_rule,
+                    f"reads the decisive fact {fact.name} with {and_list(wrong)}, "
+                    f"which runtimes never send ({_fact_values(fact)}): for those values this "
+                    "rule matches nothing, and the failures it was written for are decided by "
+                    "the fact's own rules; write the contract's value",
+                    where,
+                    rule,
+                ),
+                (rule,),
+            )
+
+
+def _fact_meant(name: str) -> str | None:
+    """The decisive fact a key spells another way (`timeLimit`, `Time-Limit`, `timelimit`)."""
+    decisive = sorted(DECISIVE_FACT_NAMES)
+    words = _SEPARATORS.sub("_", name.strip()).lower()
+    if words in DECISIVE_FACT_NAMES:
+        return words
+    squashed = {f.replace("_", ""): f for f in decisive}
+    if words.replace("_", "") in squashed:
+        return squashed[words.replace("_", "")]
+    close = did_you_mean(words, decisive)
+    # a slip of a letter or two, not another attribute that starts alike (`time_limit_ms`)
+    return next(
+        (
+            f
+            for f in decisive
+            if close == f" (did you mean {f!r}?)" and abs(len(f) - len(words)) <= 1
+        ),
+        None,
+    )
+
+
+def _sent(fact: RuntimeFact, value: str) -> bool:
+    """Whether a runtime's helpers can send this value of the fact (they lower-case and
+    check every value against the contract, and write a count in decimal)."""
+    if fact.count:
+        return _COUNT.fullmatch(value) is not None
+    return value in fact.values or (fact.open and WORD.fullmatch(value) is not None)
+
+
+def _fact_values(fact: RuntimeFact) -> str:
+    if fact.count:
+        return f"{fact.name} is a whole number written in decimal"
+    more = ", or another lower-case word" if fact.open else ""
+    return f"{fact.name} is one of {', '.join(fact.values)}{more}"
+
+
+_COUNT = re.compile(r"0|[1-9][0-9]*")
+FACTS = {f.name: f for f in RUNTIME_FACTS}

@@ -9,6 +9,7 @@ failing case, to say which rule decided or which came close.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections import Counter
@@ -65,6 +66,10 @@ class CaseResult:
     details: str = ""
     todo: str | None = None
     seconds: float = 0.0
+    """What the run spent on the case, set by `run_cases`: the time since the previous case
+    ended (for a file's first case, reading the file and loading its ruleset too, as a test
+    runner counts a fixture's setup in the first test that uses it), so a run's cases add up
+    to its time."""
 
 
 def observed(c: Classification) -> dict[str, object]:
@@ -89,7 +94,6 @@ def compare(case: Case, got: Classification) -> tuple[Mismatch, ...]:
 
 def check_case(ruleset: Ruleset, case: Case) -> CaseResult:
     """Classify one case and judge it (todo cases are expected to fail)."""
-    start = time.perf_counter()
     got = classify(ruleset, case.descriptor)
     mismatches = compare(case, got)
     if mismatches:
@@ -113,7 +117,6 @@ def check_case(ruleset: Ruleset, case: Case) -> CaseResult:
         mismatches=mismatches,
         details=details,
         todo=case.todo,
-        seconds=time.perf_counter() - start,
     )
 
 
@@ -320,6 +323,7 @@ def run_cases(
     start = time.perf_counter()
     report = Report()
     cache = RulesetCache()
+    mark = start  # where the next case's time begins
     for path in paths:
         case_file = read_case_file(path)
         target = resolve(case_file, rules, cache)
@@ -327,15 +331,19 @@ def run_cases(
             if any(p.diagnostics == target.diagnostics for p in report.problems):
                 target = Problem(target.location, (), target.summary + " (see above)")
             report.problems.append(target)
+            mark = time.perf_counter()  # no case to carry a file that did not run
             continue
         report.rulesets.setdefault(target.source, target)
         for entry in case_file.entries:
             if run is not None and not run.search(entry_name(entry)):
                 continue
             if isinstance(entry, BadCase):
-                report.results.append(bad_case_result(entry))
+                result = bad_case_result(entry)
             else:
-                report.results.append(check_case(target, entry))
+                result = check_case(target, entry)
+            now = time.perf_counter()
+            report.results.append(dataclasses.replace(result, seconds=now - mark))
+            mark = now
     report.seconds = time.perf_counter() - start
     return report
 

@@ -1,6 +1,7 @@
 """The service around the engine, in rooms (dependencies point down this list):
 
-log, serving_ruleset, token_bucket, internals   shared by every room
+log, serving_ruleset, serving_bundle,           shared by every room
+token_bucket, internals
 explain/     the explain budget, the explaining process, `explain_within_budget`
 observers/   metrics, the decision log, the shadow, the live Unknown sample, activity
 rpc/         the gRPC port: app, servicer, conversion, lanes, interceptors, TLS
@@ -8,8 +9,8 @@ web/         the side port: /metrics, /-/ endpoints and the console
 runtime, reload, workers   `classifier serve` assembled: the one owner of the pieces
 """
 
+from classifier.defaults import DEFAULT_ADDRESS
 from classifier.server.rpc.app import (
-    DEFAULT_ADDRESS,
     SERVICE_NAME,
     GrpcServer,
     ServerLimits,

@@ -25,6 +25,7 @@ from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint
 from classifier.server.log import log, utc_now
+from classifier.server.serving_bundle import BundleError, Bundler, ServingBundle
 from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.source.loader import unreadable_entries
 
@@ -90,7 +91,12 @@ def collector_paused() -> Iterator[None]:
 
 
 class Reloader:
-    """Reloads one folder into one holder ("active" or "candidate")."""
+    """Reloads one folder into one holder ("active" or "candidate").
+
+    With a `bundler` (the active role's), a ruleset swaps in only with its bundle built
+    and signed: a signatures file that does not verify over the new bundle fails the
+    reload like a broken rule, and the old ruleset and bundle keep serving.
+    """
 
     def __init__(
         self,
@@ -100,11 +106,13 @@ class Reloader:
         role: str = "active",
         check: Check | None = None,
         listeners: Sequence[Listener] = (),
+        bundler: Bundler | None = None,
     ) -> None:
         self.path = path
         self.holder = holder
         self.role = role
         self.check = check
+        self.bundler = bundler
         self.listeners = list(listeners)
         self._lock = threading.Lock()
 
@@ -124,16 +132,38 @@ class Reloader:
         try:
             with collector_paused():
                 ruleset = load_checked(self.path, self.check)
+                unchanged = ruleset.digest == self.holder.current.digest
+                bundle = self._bundle(ruleset, unchanged)
         except RulesetError as exc:
             found = tuple(exc.diagnostics)
             return ReloadStatus(ReloadResult.failed, at, trigger, found, render_error(found))
+        except BundleError as exc:
+            return ReloadStatus(ReloadResult.failed, at, trigger, (), str(exc))
         except Exception as exc:  # a reload must never take the server down with it
             return ReloadStatus(ReloadResult.failed, at, trigger, (), f"{self.path}: {exc!r}")
-        if ruleset.digest == self.holder.current.digest:
+        if unchanged:
+            if bundle is not None:
+                self.holder.resigned(bundle)
+                log(
+                    "bundle_signatures",
+                    role=self.role,
+                    bundle_digest=bundle.digest,
+                    key_ids=list(bundle.key_ids),
+                )
             return ReloadStatus(ReloadResult.unchanged, at, trigger)
-        self.holder.current = ruleset
+        self.holder.swap(ruleset, bundle)
         gc.freeze()  # the new rules are never scanned again; the old are freed by refcount
         return ReloadStatus(ReloadResult.reloaded, at, trigger)
+
+    def _bundle(self, ruleset: Ruleset, unchanged: bool) -> ServingBundle | None:
+        """The bundle to serve with `ruleset` (None: no bundler, or, for unchanged rules,
+        nothing new to serve); BundleError when it cannot be signed as configured."""
+        if self.bundler is None:
+            return None
+        if unchanged:
+            serving = self.holder.serving.bundle
+            return None if serving is None else self.bundler.refreshed(serving, ruleset)
+        return self.bundler.make(ruleset)
 
     def _log(self, status: ReloadStatus, serving: Ruleset) -> None:
         fields: dict[str, Any] = {
@@ -144,6 +174,10 @@ class Reloader:
             "digest": serving.digest,
             "rules": len(serving.rules),
         }
+        bundle = self.holder.serving.bundle
+        if bundle is not None:
+            fields["bundle_digest"] = bundle.digest
+            fields["bundle_signed"] = bundle.signed
         if status.ok:
             log("reload", **fields)
         else:

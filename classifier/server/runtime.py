@@ -23,22 +23,28 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from google.protobuf import json_format
+
 import classifier
 from classifier._signals import take as take_early_signals
+from classifier.defaults import (
+    DEFAULT_ADDRESS,
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_SHADOW_EXAMPLES,
+    DEFAULT_THREADS,
+    DEFAULT_UNKNOWN_SAMPLE_BYTES,
+)
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
 from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
-from classifier.server.observers.decisions import (
-    DEFAULT_BACKUPS,
-    DEFAULT_MAX_BYTES,
-    DEFAULT_QUEUE_BYTES,
-    DecisionLog,
-)
+from classifier.server.observers.decisions import DecisionLog
 from classifier.server.observers.metrics import Metrics
-from classifier.server.observers.shadow import DEFAULT_EXAMPLES, Shadow
-from classifier.server.observers.unknown_sample import DEFAULT_MAX_BYTES as DEFAULT_SAMPLE_BYTES
+from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
@@ -48,18 +54,13 @@ from classifier.server.reload import (
     load_checked,
     strict_check,
 )
-from classifier.server.rpc.app import (
-    DEFAULT_ADDRESS,
-    DEFAULT_GRACE_SECONDS,
-    DEFAULT_THREADS,
-    GrpcServer,
-    ServerLimits,
-    create_server,
-)
+from classifier.server.rpc import convert
+from classifier.server.rpc.app import GrpcServer, ServerLimits, create_server
 from classifier.server.rpc.lanes import Lanes
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.rpc.service import Observer
+from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
+from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
 from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.server.web.admin import AdminServer
 from classifier.server.web.console import Console
@@ -82,13 +83,13 @@ class ServeConfig:
     reload_endpoint: bool = False
     decision_log: Path | None = None
     decision_log_unknown_only: bool = False
-    decision_log_max_bytes: int = DEFAULT_MAX_BYTES
-    decision_log_backups: int = DEFAULT_BACKUPS
-    decision_log_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    decision_log_max_bytes: int = DEFAULT_DECISION_LOG_MAX_BYTES
+    decision_log_backups: int = DEFAULT_DECISION_LOG_BACKUPS
+    decision_log_queue_bytes: int = DEFAULT_DECISION_LOG_QUEUE_BYTES
     redact_patterns: tuple[str, ...] = ()
     """The installation's own masks, `NAME=RE2` (see classifier.redact)."""
-    shadow_examples: int = DEFAULT_EXAMPLES
-    unknown_sample_bytes: int = DEFAULT_SAMPLE_BYTES
+    shadow_examples: int = DEFAULT_SHADOW_EXAMPLES
+    unknown_sample_bytes: int = DEFAULT_UNKNOWN_SAMPLE_BYTES
     """The live sample of Unknowns on the admin port (GET /-/unknowns); 0 turns it off."""
     console: bool = True
     """The operator console on the admin port (GET /console); needs `metrics_address`."""
@@ -96,6 +97,8 @@ class ServeConfig:
     limits: ServerLimits = field(default_factory=ServerLimits)
     reuse_port: bool = False
     """Share the port with other processes (SO_REUSEPORT): set for each of --workers."""
+    bundle: BundleConfig = field(default_factory=BundleConfig)
+    """How the serving bundle is signed (--bundle-key, --bundle-signatures, --unsigned-bundle)."""
 
     def folders(self) -> dict[str, Path]:
         """The ruleset folders served, by role: `active`, and `candidate` when shadowing.
@@ -126,19 +129,42 @@ def load_rulesets(config: ServeConfig) -> Rulesets:
     return {role: load_checked(path, check) for role, path in config.folders().items()}
 
 
+def serving_bundle(config: ServeConfig, rulesets: Rulesets) -> ServingBundle:
+    """The active ruleset's bundle, signed as the flags say; BundleError (a ValueError)
+    naming the flag when a key file is bad or a signatures file does not verify over it.
+
+    Made once, before `--workers` forks, with the rules: every worker serves the same
+    bytes, and a bundle that cannot be served refuses the start before any worker runs.
+    """
+    return Bundler(config.bundle).make(rulesets["active"])
+
+
 class App:
     """A configured service, bound to its ports but not yet started.
 
     Serves `rulesets` when given (load_rulesets(config), loaded earlier), else loads
-    them. Raises RulesetError when the rules (or the candidate) do not load, OSError
-    when a port cannot be bound or a file opened, ValueError for bad TLS files.
+    them, and `bundle` (serving_bundle(config, rulesets)) when given, else builds it.
+    Raises RulesetError when the rules (or the candidate) do not load, OSError when a
+    port cannot be bound or a file opened, ValueError for bad TLS files and BundleError
+    (a ValueError) for a bundle that cannot be signed as the flags say.
     """
 
-    def __init__(self, config: ServeConfig, rulesets: Rulesets | None = None) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        rulesets: Rulesets | None = None,
+        bundle: ServingBundle | None = None,
+    ) -> None:
         self.config = config
         self._stopped = False
         loaded = load_rulesets(config) if rulesets is None else rulesets
-        holders = {role: RulesetHolder(loaded[role]) for role in config.folders()}
+        self.bundler = Bundler(config.bundle)
+        if bundle is None:
+            bundle = self.bundler.make(loaded["active"])
+        holders = {
+            role: RulesetHolder(loaded[role], bundle if role == "active" else None)
+            for role in config.folders()
+        }
         self.metrics = Metrics()
         self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
@@ -184,10 +210,13 @@ class App:
                 redactor=self.redactor,
             )
             observers.append(self.shadow)
+        reporters: list[Reporter] = []
         if self.decisions is not None:
             observers.append(self.decisions)
+            reporters.append(self.decisions)
         if self.sample is not None:
             observers.append(self.sample)
+            reporters.append(self.sample)
         self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, Pushback())
         self.explain_budget = ExplainBudget()
         self.explainer = Explainer()
@@ -198,6 +227,7 @@ class App:
                 threads=config.threads,
                 candidate=self.candidate,
                 observers=observers,
+                reporters=reporters,
                 metrics=self.metrics,
                 tls=config.tls,
                 limits=config.limits,
@@ -228,6 +258,7 @@ class App:
                     reload=self.reload if config.reload_endpoint else None,
                     unknowns=self.sample.lines if self.sample is not None else None,
                     console=self._console(config),
+                    ruleset=self._described,
                 )
                 if config.metrics_address
                 else None
@@ -236,6 +267,13 @@ class App:
             self.server.grpc_server.stop(None)
             self.explainer.close()
             raise
+
+    def _described(self) -> str:
+        """GetRuleset's answer as JSON, for the side port's `GET /-/ruleset`: one answer
+        for both ports, so a tool that only has the admin address (`classifier unknowns
+        --admin-addr`) learns what is served and where from."""
+        info = convert.ruleset_info(self.active, self.candidate)
+        return json_format.MessageToJson(info, preserving_proto_field_name=True) + "\n"
 
     def _console(self, config: ServeConfig) -> Console | None:
         if self.activity is None:
@@ -257,7 +295,20 @@ class App:
         self, path: Path, holder: RulesetHolder, role: str, check: Check | None
     ) -> Reloader:
         self.metrics.serving(role, holder.current)
-        return Reloader(path, holder, role=role, check=check, listeners=[self.metrics.reloaded])
+        if role != "active":
+            return Reloader(path, holder, role=role, check=check, listeners=[self.metrics.reloaded])
+        self.metrics.bundle(holder.serving.bundle)
+        return Reloader(
+            path,
+            holder,
+            role=role,
+            check=check,
+            listeners=[self.metrics.reloaded, self._bundle_served],
+            bundler=self.bundler,
+        )
+
+    def _bundle_served(self, role: str, status: ReloadStatus, serving: Ruleset) -> None:
+        self.metrics.bundle(self.active.serving.bundle)
 
     @property
     def address(self) -> str:
@@ -309,7 +360,7 @@ class App:
                 "source": r.source,
             }
 
-        active = self.active.current
+        active, bundle = self.active.serving
         tls = self.config.tls
         out: dict[str, object] = {
             "address": self.address,
@@ -321,6 +372,9 @@ class App:
             "rules": len(active.rules),
             "source": active.source,
             "tls": "mutual" if tls and tls.client_ca else "on" if tls else "off",
+            "bundle_digest": bundle.digest if bundle is not None else "",
+            "bundle_signing": bundle.signing.value if bundle is not None else "",
+            "bundle_key_ids": list(bundle.key_ids) if bundle is not None else [],
             "watch": self.config.watch,
             "strict": self.config.strict,
         }
@@ -418,7 +472,9 @@ class SignalPipe:
         os.close(self._read)
 
 
-def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
+def serve(
+    config: ServeConfig, rulesets: Rulesets | None = None, bundle: ServingBundle | None = None
+) -> None:
     """Serve until SIGTERM or SIGINT, then let in-flight calls finish and return.
 
     SIGHUP reloads the rules (on a thread of its own: a handler must not block);
@@ -450,7 +506,7 @@ def serve(config: ServeConfig, rulesets: Rulesets | None = None) -> None:
         if take_early_signals():
             on_reload()
         raise_fd_limit()
-        app = App(config, rulesets)
+        app = App(config, rulesets, bundle)
         gc.freeze()  # the rules and the modules are never garbage: keep them out of every scan
         app.start()
         with lock:

@@ -42,7 +42,14 @@ from typing import Any
 
 from classifier._signals import remember as remember_signal
 from classifier.server.log import log
-from classifier.server.runtime import Rulesets, ServeConfig, load_rulesets, serve
+from classifier.server.runtime import (
+    Rulesets,
+    ServeConfig,
+    load_rulesets,
+    serve,
+    serving_bundle,
+)
+from classifier.server.serving_bundle import ServingBundle
 
 STOP_SECONDS = 30.0
 """How long the parent waits, beyond --grace, for workers it asked to stop; then it kills them."""
@@ -75,13 +82,20 @@ def check_workers(config: ServeConfig, workers: int) -> str | None:
 class _Worker:
     """One worker process and the read end of its heartbeat pipe."""
 
-    def __init__(self, context: Any, config: ServeConfig, rulesets: Rulesets, index: int) -> None:
+    def __init__(
+        self,
+        context: Any,
+        config: ServeConfig,
+        rulesets: Rulesets,
+        bundle: ServingBundle,
+        index: int,
+    ) -> None:
         read, write = os.pipe()
         os.set_blocking(read, False)
         self.beats = read
         self.process = context.Process(
             target=_worker,
-            args=(config, rulesets, write),
+            args=(config, rulesets, bundle, write),
             name=f"classifier-worker-{index}",
         )
         self.process.start()
@@ -105,13 +119,21 @@ class _Worker:
             os.close(self.beats)
 
 
-def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None = None) -> int:
+def serve_workers(
+    config: ServeConfig,
+    workers: int,
+    rulesets: Rulesets | None = None,
+    bundle: ServingBundle | None = None,
+) -> int:
     """Run `workers` forked servers on config's address until stopped; their worst exit code.
 
-    Every worker starts serving `rulesets` (else load_rulesets(config), loaded here once).
+    Every worker starts serving `rulesets` (else load_rulesets(config), loaded here once)
+    and their `bundle` (else serving_bundle(config, rulesets), built here once).
     """
     if rulesets is None:
         rulesets = load_rulesets(config)
+    if bundle is None:
+        bundle = serving_bundle(config, rulesets)
     context = multiprocessing.get_context("fork")
     shared = dataclasses.replace(config, reuse_port=True)
     running: list[_Worker] = []
@@ -130,7 +152,7 @@ def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None =
         signal.signal(signum, forward)
     started = 0
     for _ in range(workers):
-        running.append(_Worker(context, shared, rulesets, started))
+        running.append(_Worker(context, shared, rulesets, bundle, started))
         started += 1
     log("workers", count=workers, pids=[w.pid for w in running], address=config.address)
     restarts: list[float] = []
@@ -166,7 +188,7 @@ def serve_workers(config: ServeConfig, workers: int, rulesets: Rulesets | None =
             forward(signal.SIGTERM, None)
         if not stopping:
             while len(running) < workers:
-                replacement = _Worker(context, shared, rulesets, started)
+                replacement = _Worker(context, shared, rulesets, bundle, started)
                 started += 1
                 running.append(replacement)
                 log("worker_replaced", pid=replacement.pid)
@@ -191,7 +213,7 @@ def _status(exitcode: int | None) -> int:
     return 128 - exitcode if exitcode < 0 else exitcode
 
 
-def _worker(config: ServeConfig, rulesets: Rulesets, beats: int) -> None:
+def _worker(config: ServeConfig, rulesets: Rulesets, bundle: ServingBundle, beats: int) -> None:
     # A fresh start for signals: the parent's handlers must not run in a worker; a
     # SIGHUP before the worker serves is remembered (and reloads once it does).
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -200,7 +222,7 @@ def _worker(config: ServeConfig, rulesets: Rulesets, beats: int) -> None:
     threading.Thread(
         target=_follow_parent, args=(os.getppid(), beats), name="follow-parent", daemon=True
     ).start()
-    serve(config, rulesets)
+    serve(config, rulesets, bundle)
 
 
 def _follow_parent(parent: int, beats: int) -> None:

@@ -29,7 +29,14 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
 from classifier.durations import decimal_seconds, go_duration
-from classifier.taxonomy import GRPC_CODES, ErrorClass, Origin, grpc_code
+from classifier.taxonomy import (
+    GRPC_CODES,
+    ORIGIN_ALIASES,
+    ErrorClass,
+    Origin,
+    grpc_code,
+    origin_named,
+)
 from classifier.text import did_you_mean
 
 RULE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$"
@@ -41,7 +48,6 @@ PATTERN_MEANINGS = {
     "only lower-case letters, digits and . _ -",
 }
 """The id patterns in words, for messages (a regular expression is not a sentence)."""
-ORIGIN_ALIASES = {"caller": "user"}
 DEFAULT_INCLUDE = ("**/*.yaml", "**/*.yml")
 """The rule files of a ruleset whose manifest has no `include:`."""
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
@@ -134,9 +140,9 @@ def parse_http_statuses(value: int | str) -> frozenset[int]:
 
 def parse_origin(value: str) -> Origin:
     """An origin by its lower-case name (`provider`); `caller` is an alias of `user`."""
-    name = ORIGIN_ALIASES.get(value.strip().lower(), value.strip().lower())
-    if name in Origin.__members__:
-        return Origin[name]
+    origin = origin_named(value)
+    if origin is not None:
+        return origin
     known = [o.name for o in Origin if o is not Origin.unspecified]
     raise PydanticCustomError(
         Code.unknown_origin,

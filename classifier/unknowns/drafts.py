@@ -5,7 +5,7 @@ From the least to the most specific text they read (`propose` tries them in this
     structure               the structural conditions every member shares: its own type,
                             language, origin, statuses, code, provider, its first cause
     structure, fallback     the same, deciding only when no other rule matches (what an
-                            SDK's base type gets, docs/rules.md step 1)
+                            SDK's base type gets, docs/rules.md step 2)
     structure and words     plus the template's longest run of literal words as the message
     structure and template  plus the whole template as an anchored pattern
 

@@ -46,6 +46,8 @@ class Coverage:
         return self.checked > 0 and self.unknown == 0
 
     def line(self, ruleset: Ruleset) -> str:
+        """What the ruleset does with the cluster now; the text report shows it after
+        `now: `, the markdown report in its `now` column."""
         rs = f"{ruleset.name} {ruleset.version}"
         if not self.decided:
             return f"still Unknown under {rs}"
@@ -53,10 +55,15 @@ class Coverage:
         if self.covered:
             (rule, cls, _), *more = self.decided
             by = f"rule {rule} ({cls})" if not more else f"rules {rules}"
-            return f"now covered by {by} under {rs}: all {self.checked} sampled members"
+            members = (
+                "its one sampled member"
+                if self.checked == 1
+                else f"all {plural(self.checked, 'sampled member')}"
+            )
+            return f"covered by {by} under {rs}: {members}"
         return (
-            f"partly covered under {rs}: {self.checked - self.unknown} of {self.checked} "
-            f"sampled members, by {rules}"
+            f"partly covered under {rs}: {self.checked - self.unknown} of "
+            f"{plural(self.checked, 'sampled member')}, by {rules}"
         )
 
 

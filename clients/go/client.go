@@ -111,7 +111,7 @@ func (c *Client) Stub() errorclassv1.ErrorClassifierClient { return c.stub }
 // the error is an *Unclassified holding the descriptor; a descriptor the service refuses
 // is a *DescriptorError naming each field; a runtime fact the contract refuses (an
 // option's value) is a *FactError, and nothing is sent.
-func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Origin, provider string, opts ...DescribeOption) (*errorclassv1.ClassifyResponse, error) {
+func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Origin, provider string, opts ...DescribeOption) (*Answer, error) {
 	config := newDescribeConfig(opts)
 	if config.err != nil {
 		return nil, config.err
@@ -126,7 +126,7 @@ func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Or
 // ClassifyDescriptor classifies a descriptor (a builder's, or one kept from an outage).
 // Text that is not UTF-8 is sent with each bad byte as U+FFFD (protobuf would refuse to
 // send it); everything else is the service's to check.
-func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.ExceptionDescriptor) (*errorclassv1.ClassifyResponse, error) {
+func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.ExceptionDescriptor) (*Answer, error) {
 	var answer *errorclassv1.ClassifyResponse
 	err := c.call(ctx, func(ctx context.Context) error {
 		var err error
@@ -136,12 +136,12 @@ func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.Excepti
 	if err != nil {
 		return nil, c.failure(err, []*errorclassv1.ExceptionDescriptor{d})
 	}
-	return answer, nil
+	return served(answer)[0], nil
 }
 
 // ClassifyBatch classifies descriptors kept while the service could not answer (at most
 // MaxBatch in one call), in order.
-func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.ExceptionDescriptor) ([]*errorclassv1.ClassifyResponse, error) {
+func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.ExceptionDescriptor) ([]*Answer, error) {
 	request := &errorclassv1.ClassifyBatchRequest{}
 	for _, d := range ds {
 		request.Requests = append(request.Requests, &errorclassv1.ClassifyRequest{Descriptor_: utf8Descriptor(d)})
@@ -155,7 +155,7 @@ func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.Exception
 	if err != nil {
 		return nil, c.failure(err, ds)
 	}
-	return answer.Responses, nil
+	return served(answer.Responses...), nil
 }
 
 // call runs send through the breaker with the per-call deadline.

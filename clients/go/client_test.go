@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
@@ -207,6 +210,46 @@ func TestARefusedRuntimeFactIsClassifysErrorAndNothingIsSent(t *testing.T) {
 	}
 }
 
+// advising answers RateLimited after the delay the descriptor's retry-after header says,
+// as the service computes retry_after from the evidence, and no delay without one.
+type advising struct {
+	errorclassv1.UnimplementedErrorClassifierServer
+}
+
+func (s *advising) Classify(_ context.Context, r *errorclassv1.ClassifyRequest) (*errorclassv1.ClassifyResponse, error) {
+	answer := &errorclassv1.ClassifyResponse{ErrorClass: errorclassv1.RunErrorClass_RUN_ERROR_CLASS_RATE_LIMITED, ClassName: "RateLimited", Retryable: true}
+	source := HeaderAttributePrefix + "retry-after"
+	if seconds, err := strconv.Atoi(r.GetDescriptor_().GetAttributes()[source]); err == nil {
+		answer.RetryAfter, answer.RetryAfterSource = durationpb.New(time.Duration(seconds)*time.Second), source
+	}
+	return answer, nil
+}
+
+func TestAnAnswerSaysHowLongToWaitBeforeARetry(t *testing.T) {
+	client := newClient(t, serve(t, &advising{}), WithTimeout(5*time.Second))
+	openai := &stainlessAPIError{StatusCode: 429, Code: "rate_limit_exceeded",
+		Response: &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"20"}}}}
+	answer, err := client.Classify(context.Background(), openai, errorclassv1.Origin_ORIGIN_PROVIDER, "openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, said := answer.RetryAfter()
+	if !said || wait != 20*time.Second || answer.RetryAfterSource != "http.response.header.retry-after" || answer.Local {
+		t.Fatalf("retry after %v %v from %q (local %v)", wait, said, answer.RetryAfterSource, answer.Local)
+	}
+	answer, err = client.Classify(context.Background(), errors.New("429"), errorclassv1.Origin_ORIGIN_PROVIDER, "openai")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wait, said := answer.RetryAfter(); said || wait != 0 || answer.ClassName != "RateLimited" {
+		t.Fatalf("no header, yet retry after %v %v", wait, said)
+	}
+	var none *Answer
+	if _, said := none.RetryAfter(); said {
+		t.Fatal("a nil answer says a delay")
+	}
+}
+
 func TestTextThatIsNotUTF8IsSentReplacedNotRefusedByProtobuf(t *testing.T) {
 	impl := &answering{}
 	client := newClient(t, serve(t, impl), WithTimeout(5*time.Second))
@@ -244,6 +287,14 @@ func TestTheRuntimeContractAttributesComeFromOptions(t *testing.T) {
 	d = Describe(errors.New("orphaned"), errorclassv1.Origin_ORIGIN_RECONCILER, "", ProviderCalls(0))
 	if d.Attributes["provider_calls"] != "0" {
 		t.Fatalf("attributes %v", d.Attributes)
+	}
+	// golang.org/x/sync/semaphore's TryAcquire says false, and the runtime makes its own error.
+	d = Describe(errors.New("concurrency cap reached"), errorclassv1.Origin_ORIGIN_RUNTIME, "", RefusedBy(RefusedByConcurrencyLimit))
+	if d.Attributes["refused_by"] != "concurrency_limit" {
+		t.Fatalf("attributes %v", d.Attributes)
+	}
+	if config := newDescribeConfig([]DescribeOption{RefusedBy("tripwire")}); config.err == nil || config.err.(*FactError).Fact != "refused_by" {
+		t.Fatalf("a guard the contract does not know: %v", config.err)
 	}
 	d = Describe(errors.New("slow"), errorclassv1.Origin_ORIGIN_RUNTIME, "", RunTimeLimit(), Attribute("run_id", "r-1"))
 	if d.Attributes["time_limit"] != "run" || d.Attributes["run_id"] != "r-1" {

@@ -59,7 +59,6 @@ func describe(err error, origin errorclassv1.Origin, provider string, opts *desc
 		Code:       top.code,
 	}
 	below := chain(err)
-	attrs := top.attributes
 	timeout := top.timeout
 	said := top.message
 	for _, e := range below {
@@ -76,9 +75,7 @@ func describe(err error, origin errorclassv1.Origin, provider string, opts *desc
 		if d.Code == "" {
 			d.Code = ev.code
 		}
-		if attrs == nil {
-			attrs = ev.attributes
-		}
+		top.keep(ev.attributes) // the outermost error's word on each attribute wins
 		if said == "" {
 			said = ev.message
 		}
@@ -86,7 +83,7 @@ func describe(err error, origin errorclassv1.Origin, provider string, opts *desc
 	}
 	d.Message = withMessage(message(err), said)
 	d.Attributes = map[string]string{}
-	for k, v := range attrs {
+	for k, v := range top.attributes {
 		d.Attributes[k] = v
 	}
 	if timeout {

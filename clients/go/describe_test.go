@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+	"github.com/errorclass/classifier/clients/go/internal/sdkshapes/genai"
 )
 
 func types(d *errorclassv1.ExceptionDescriptor) []string {
@@ -166,6 +168,166 @@ func TestAnSDKErrorsFieldsAndBodyAreRead(t *testing.T) {
 	azure := &stainlessError{Code: "429", StatusCode: 429}
 	if d = Describe(azure, 0, ""); d.Code != "" {
 		t.Fatalf("a code that repeats the status is no code: %q", d.Code)
+	}
+}
+
+// stainlessAPIError is openai-go's and anthropic-sdk-go's *apierror.Error as they declare
+// it: the response it came from in Response.
+type stainlessAPIError struct {
+	Code       string
+	Message    string
+	StatusCode int
+	Request    *http.Request
+	Response   *http.Response
+	raw        string
+}
+
+func (e *stainlessAPIError) Error() string  { return fmt.Sprintf("API error: %d", e.StatusCode) }
+func (e stainlessAPIError) RawJSON() string { return e.raw }
+
+// smithyResponse, smithyResponseError and awsResponseError are smithy-go's
+// smithyhttp.Response and ResponseError and aws-sdk-go-v2's awshttp.ResponseError:
+// the *http.Response embedded two levels down.
+type smithyResponse struct{ *http.Response }
+
+type smithyResponseError struct {
+	Response *smithyResponse
+	Err      error
+}
+
+func (e *smithyResponseError) Error() string       { return "http response error: " + e.Err.Error() }
+func (e *smithyResponseError) Unwrap() error       { return e.Err }
+func (e *smithyResponseError) HTTPStatusCode() int { return e.Response.StatusCode }
+
+type awsResponseError struct {
+	*smithyResponseError
+	RequestID string
+}
+
+// apiError is a smithy.APIError: bedrockruntime's types.ThrottlingException, or the
+// smithy.GenericAPIError an event stream's unknown exception event becomes.
+type apiError struct{ code, message string }
+
+func (e *apiError) Error() string        { return e.code + ": " + e.message }
+func (e *apiError) ErrorCode() string    { return e.code }
+func (e *apiError) ErrorMessage() string { return e.message }
+
+func TestAnSDKErrorKeepsItsResponsesRetryHeaders(t *testing.T) {
+	header := http.Header{}
+	header.Set("Retry-After", "2")
+	header.Set("X-Ratelimit-Reset-Tokens", " 1s ")
+	header.Set("X-Request-Id", "req_1") // not evidence: not kept
+	openai := &stainlessAPIError{StatusCode: 429, Code: "rate_limit_exceeded", Message: "slow down",
+		Response: &http.Response{StatusCode: 429, Header: header}}
+	d := Describe(fmt.Errorf("chat: %w", openai), errorclassv1.Origin_ORIGIN_PROVIDER, "openai")
+	want := map[string]string{
+		HeaderAttributePrefix + "retry-after":              "2",
+		HeaderAttributePrefix + "x-ratelimit-reset-tokens": "1s",
+	}
+	if !reflect.DeepEqual(d.Attributes, want) {
+		t.Fatalf("openai-go: attributes %v, want %v", d.Attributes, want)
+	}
+	// aws-sdk-go-v2: *smithy.OperationError > *awshttp.ResponseError > *types.ThrottlingException
+	throttled := &awsResponseError{smithyResponseError: &smithyResponseError{
+		Response: &smithyResponse{&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"3"}}}},
+		Err:      &apiError{code: "ThrottlingException", message: "Too many requests"},
+	}}
+	d = Describe(fmt.Errorf("operation error Bedrock Runtime: Converse: %w", throttled), errorclassv1.Origin_ORIGIN_PROVIDER, "bedrock")
+	if d.Attributes[HeaderAttributePrefix+"retry-after"] != "3" || d.Code != "ThrottlingException" || *d.HttpStatus != 429 {
+		t.Fatalf("aws-sdk-go-v2: %v %q %v", d.Attributes, d.Code, d.HttpStatus)
+	}
+	if d = Describe(&awsResponseError{}, 0, ""); d.Type != "*errorclass.awsResponseError" {
+		t.Fatalf("an embedded nil pointer: %v", d)
+	}
+}
+
+func TestGoogleErrorDetailsAreKept(t *testing.T) {
+	quota := genai.APIError{Code: 429, Message: "You exceeded your current quota.", Status: "RESOURCE_EXHAUSTED",
+		Details: []map[string]any{
+			{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []any{
+				map[string]any{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}}},
+			{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "25s"},
+		}}
+	d := Describe(quota, errorclassv1.Origin_ORIGIN_PROVIDER, "gemini")
+	want := map[string]string{
+		"google.rpc.quota_failure.quota_id": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+		"google.rpc.retry_info.retry_delay": "25s",
+	}
+	if !reflect.DeepEqual(d.Attributes, want) || d.Code != "RESOURCE_EXHAUSTED" || *d.GrpcStatus != 8 {
+		t.Fatalf("genai: %v %q %v", d.Attributes, d.Code, d.GrpcStatus)
+	}
+}
+
+// sseEvent and streamError are openai-go's ssestream.Event and *ssestream.StreamError.
+type sseEvent struct {
+	Type string
+	Data []byte
+}
+
+type streamError struct {
+	Message string
+	Event   sseEvent
+}
+
+func (e *streamError) Error() string { return e.Message }
+
+func TestAStreamsErrorEventIsReadAsTheSpecsStreamError(t *testing.T) {
+	data := `{"error": {"message": "Rate limit reached for gpt-4o", "type": "requests", "code": "rate_limit_exceeded"}}`
+	openai := &streamError{Message: "received error while streaming: " + data, Event: sseEvent{Data: []byte(data)}}
+	d := Describe(openai, errorclassv1.Origin_ORIGIN_PROVIDER, "openai")
+	if d.Code != "rate_limit_exceeded" || d.HttpStatus != nil {
+		t.Fatalf("openai-go: %q %v", d.Code, d.HttpStatus)
+	}
+	// anthropic-sdk-go makes an *apierror.Error of a stream's `error` event, with the
+	// stream's 200: that status is not the error's.
+	anthropic := &stainlessAPIError{StatusCode: 200, raw: `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`,
+		Response: &http.Response{StatusCode: 200, Header: http.Header{}}}
+	d = Describe(anthropic, errorclassv1.Origin_ORIGIN_PROVIDER, "anthropic")
+	if d.Code != "overloaded_error" || d.HttpStatus != nil || !strings.Contains(d.Message, "Overloaded") {
+		t.Fatalf("anthropic-sdk-go: %q %v %q", d.Code, d.HttpStatus, d.Message)
+	}
+	// aws-sdk-go-v2: an event stream's exception event of no known type is a
+	// smithy.GenericAPIError coded as the event is named.
+	d = Describe(&apiError{code: "throttlingException", message: "Too many tokens"}, errorclassv1.Origin_ORIGIN_PROVIDER, "bedrock")
+	if d.Code != "ThrottlingException" {
+		t.Fatalf("bedrock: %q", d.Code)
+	}
+	// genai yields an APIError for a stream's error line: the body's status.
+	d = Describe(genai.APIError{Code: 503, Message: "The model is overloaded.", Status: "UNAVAILABLE"}, errorclassv1.Origin_ORIGIN_PROVIDER, "gemini")
+	if d.Code != "UNAVAILABLE" || *d.GrpcStatus != 14 || *d.HttpStatus != 503 {
+		t.Fatalf("genai: %q %v %v", d.Code, d.GrpcStatus, d.HttpStatus)
+	}
+}
+
+func TestLabelsAreLowerCasedAsPythonLowerCasesThem(t *testing.T) {
+	// The right column is CPython 3.11's str.lower of the left (Unicode's full mapping).
+	for _, c := range [][2]string{
+		{"OpenAI", "openai"},
+		{"OPEN\u0130I", "openi\u0307i"},
+		{"\u039f\u0394\u039f\u03a3", "\u03bf\u03b4\u03bf\u03c2"},
+		{"\u03a3", "\u03c3"},
+		{"A\u03a3", "a\u03c2"},
+		{"A\u03a3B", "a\u03c3b"},
+		{"A\u03a3.", "a\u03c2."},
+		{"A.\u03a3", "a.\u03c2"},
+		{"A'\u03a3'", "a'\u03c2'"},
+		{"\u03a3A", "\u03c3a"},
+		{"AB\u03a3\u0301", "ab\u03c2\u0301"},
+		{"1\u03a3", "1\u03c3"},
+		{"a\u00ad\u03a3", "a\u00ad\u03c2"},
+		{"\u01c5\u03a3", "\u01c6\u03c2"},
+		{"\u212aELVIN", "kelvin"},
+		{"Stra\u00dfe", "stra\u00dfe"},
+		{"\u1e9e", "\u00df"},
+		{"\u0130stanbul\u03a3 x", "i\u0307stanbul\u03c2 x"},
+	} {
+		if got := lower(c[0]); got != c[1] {
+			t.Errorf("lower(%+q) = %+q, want %+q", c[0], got, c[1])
+		}
+	}
+	d := Describe(errors.New("x"), 0, " \u0130BM\u03a3 ")
+	if d.Provider != "i\u0307bm\u03c2" {
+		t.Fatalf("provider %+q", d.Provider)
 	}
 }
 

@@ -83,6 +83,13 @@ var (
 // UNAVAILABLE retried with backoff, and retry throttling (no retry storm in an outage).
 const serviceConfigJSON = `{"methodConfig":[{"name":[{"service":"errorclass.v1.ErrorClassifier"}],"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.05s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE"]}}],"retryThrottling":{"maxTokens":10,"tokenRatio":0.1}}`
 
+// effectNames and unknownReasonNames are the proto's RunEffect and UnknownReason
+// by number, as a bundle spells them.
+var (
+	effectNames        = [...]string{"unspecified", "fail", "pause", "continue"}
+	unknownReasonNames = [...]string{"none", "no_match", "conflict"}
+)
+
 // The runtime contract's facts: what only the runtime knows, sent as these
 // attributes (docs/clients.md, "What only the runtime knows").
 const (
@@ -170,3 +177,23 @@ var cutoffReasons = []string{"length", "max_tokens", "MAX_TOKENS", "model_contex
 
 // notBlocked are the block reasons that say the prompt was not blocked.
 var notBlocked = []string{"", "BLOCKED_REASON_UNSPECIFIED", "BLOCK_REASON_UNSPECIFIED"}
+
+// The evidence a client keeps from a provider's error: each header of
+// evidenceHeaders with a value is the attribute HeaderAttributePrefix + its name
+// (lower case), each value stripped and cut to MaxEvidenceChars characters.
+const (
+	HeaderAttributePrefix = "http.response.header."
+	MaxEvidenceChars      = 256
+)
+
+// evidenceHeaders are the response headers kept: when to retry, and the provider's
+// clock (date). No other header is kept.
+var evidenceHeaders = []string{"retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset", "date"}
+
+// googleDetails are what a Google error's details (google.rpc.Status) give: the
+// attribute, from the first item of the type URL, its field (a dotted path).
+var googleDetails = []googleDetail{
+	{attribute: "google.rpc.retry_info.retry_delay", typeURL: "type.googleapis.com/google.rpc.RetryInfo", field: "retryDelay"},
+	{attribute: "google.rpc.error_info.reason", typeURL: "type.googleapis.com/google.rpc.ErrorInfo", field: "reason"},
+	{attribute: "google.rpc.quota_failure.quota_id", typeURL: "type.googleapis.com/google.rpc.QuotaFailure", field: "violations[0].quotaId"},
+}

@@ -23,11 +23,11 @@ type runtimeFact struct {
 var openFact = regexp.MustCompile(openFactPattern)
 
 // FactError is a runtime fact whose value the runtime contract refuses: a time_limit
-// that is neither "tool" nor "run", a veto that is not a word, a provider_calls that is
-// not a count. Sending it would make the service's rules read something the runtime
-// never meant, so it is refused here, naming the fact.
+// that is neither "tool" nor "run", a veto that is not a word, a refused_by that names
+// no guard, a provider_calls that is not a count. Sending it would make the service's
+// rules read something the runtime never meant, so it is refused here, naming the fact.
 type FactError struct {
-	Fact   string // the attribute: time_limit, veto, stage, provider_calls
+	Fact   string // the attribute: time_limit, veto, stage, refused_by, provider_calls
 	Value  any
 	Reason string
 }
@@ -37,12 +37,13 @@ func (e *FactError) Error() string {
 }
 
 // RuntimeAttributes is the attributes for what only the runtime knows, checked against
-// the runtime contract: facts maps a fact (time_limit, veto, stage, provider_calls) to
-// its value; each value is stripped and lower-cased; a closed fact takes its values
-// (TimeLimitTool, StageParse, ...), an open one (veto) also any word, a count a whole
-// number (an integer, or text of digits), written in decimal. The first refused fact in
-// the contract's order is the *FactError; a name outside the contract is refused too.
-// The Describe options (ToolTimeLimit, Veto, ...) check their values with it.
+// the runtime contract: facts maps a fact (time_limit, veto, stage, refused_by,
+// provider_calls) to its value; each value is stripped and lower-cased; a closed fact
+// takes its values (TimeLimitTool, StageParse, RefusedByBreaker, ...), an open one (veto)
+// also any word, a count a whole number (an integer, or text of digits), written in
+// decimal. The first refused fact in the contract's order is the *FactError; a name
+// outside the contract is refused too. The Describe options (ToolTimeLimit, Veto,
+// RefusedBy, ...) check their values with it.
 func RuntimeAttributes(facts map[string]any) (map[string]string, error) {
 	out := map[string]string{}
 	for _, fact := range runtimeFacts {
@@ -100,7 +101,7 @@ func (f runtimeFact) attribute(value any) (string, error) {
 	if !ok {
 		return refuse("is not text")
 	}
-	word := strings.ToLower(strip(text))
+	word := lower(strip(text))
 	switch {
 	case slices.Contains(f.values, word):
 		return word, nil

@@ -50,12 +50,80 @@ func cut(text string, limit int) string {
 }
 
 // label is a language or provider as the service keeps it: stripped and lower-cased.
-func label(text string) string { return strings.ToLower(strip(validText(text))) }
+func label(text string) string { return lower(strip(validText(text))) }
+
+// lower is text lower-cased as the service lower-cases a label (Python's str.lower:
+// Unicode's full mapping), not as strings.ToLower does, which maps U+0130 to "i" where
+// the full mapping gives "i" and U+0307, and a final capital sigma to σ where it gives ς.
+// Those two are the only differences: U+0130 is the one unconditional multi-character
+// lower-case mapping, Final_Sigma the one condition a language-neutral mapping applies.
+func lower(text string) string {
+	special := false
+	for i := 0; i < len(text); i++ {
+		if c := text[i]; c >= utf8.RuneSelf {
+			special = true
+			break
+		}
+	}
+	if !special || !strings.ContainsAny(text, "\u0130\u03a3") {
+		return strings.ToLower(text)
+	}
+	runes := []rune(text)
+	var b strings.Builder
+	for i, r := range runes {
+		switch r {
+		case '\u0130':
+			b.WriteString("i\u0307")
+		case '\u03a3':
+			if finalSigma(runes, i) {
+				b.WriteRune('\u03c2')
+			} else {
+				b.WriteRune('\u03c3')
+			}
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
+
+// finalSigma is Unicode's Final_Sigma condition on the sigma at runes[i], as CPython
+// tests it: a cased letter before it (case-ignorable characters between), and none after
+// it (case-ignorable characters between).
+func finalSigma(runes []rune, i int) bool {
+	j := i - 1
+	for j >= 0 && caseIgnorable(runes[j]) {
+		j--
+	}
+	if j < 0 || !cased(runes[j]) {
+		return false
+	}
+	j = i + 1
+	for j < len(runes) && caseIgnorable(runes[j]) {
+		j++
+	}
+	return j == len(runes) || !cased(runes[j])
+}
+
+// cased is Unicode's Cased property: Lowercase, Uppercase or a title-case letter.
+func cased(r rune) bool {
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// caseIgnorable is Unicode's Case_Ignorable property: marks, format characters,
+// modifiers, and the word-break MidLetter, MidNumLet and Single_Quote characters.
+func caseIgnorable(r rune) bool {
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk) ||
+		strings.ContainsRune(wordBreakMid, r)
+}
+
+// wordBreakMid are the characters of Word_Break MidLetter, MidNumLet and Single_Quote.
+const wordBreakMid = "'.:\u00b7\u0387\u055f\u05f4\u2018\u2019\u2024\u2027\ufe13\ufe52\ufe55\uff07\uff0e\uff1a"
 
 // ParseOrigin is the origin a descriptor file, a config or the vectors name ("provider",
 // "tool", or an alias such as "caller", which is "user"), any case, stripped.
 func ParseOrigin(name string) (errorclassv1.Origin, error) {
-	word := strings.ToLower(strip(name))
+	word := lower(strip(name))
 	if alias, ok := originAliases[word]; ok {
 		word = alias
 	}
@@ -225,8 +293,8 @@ func Validate(d *errorclassv1.ExceptionDescriptor) (*errorclassv1.ExceptionDescr
 	}
 	out.Code = v.bounded("code", d.GetCode(), MaxCodeChars)
 	out.Message = cut(validText(d.GetMessage()), MaxMessageChars)
-	out.Language = strings.ToLower(v.bounded("language", d.GetLanguage(), MaxLabelChars))
-	out.Provider = strings.ToLower(v.bounded("provider", d.GetProvider(), MaxLabelChars))
+	out.Language = lower(v.bounded("language", d.GetLanguage(), MaxLabelChars))
+	out.Provider = lower(v.bounded("provider", d.GetProvider(), MaxLabelChars))
 	if len(v.list) > 0 {
 		return nil, v.list
 	}

@@ -79,7 +79,8 @@ func WithGRPCOptions(opts ...grpc.DialOption) ClientOption {
 // DescribeOption adds what only the runtime knows to a descriptor that Describe,
 // DescribeResponse, DescribeFinishReason, DescribeBlockedPrompt or DescribeResponseJSON
 // builds (or Client.Classify describes): the runtime contract's facts (ToolTimeLimit,
-// RunTimeLimit, Veto, DefinitionStage, ProviderCalls) and other attributes (Attribute).
+// RunTimeLimit, Veto, DefinitionStage, RefusedBy, ProviderCalls) and other attributes
+// (Attribute).
 // A fact the contract refuses is left out of the descriptor and is the error of
 // Client.Classify (a *FactError); RuntimeAttributes checks values ahead of time.
 type DescribeOption interface {
@@ -162,12 +163,20 @@ func Veto(kind string) DescribeOption { return fact(factVeto, kind) }
 // StageLoad, StageParse, StageCompile or StageValidate: CompilationFailed.
 func DefinitionStage(stage string) DescribeOption { return fact(factStage, stage) }
 
+// RefusedBy says the runtime's own guard refused the call before it was made, whatever
+// the error's type (a plain errors.New, golang.org/x/time/rate's Wait error, a
+// semaphore's): RefusedByBreaker (its circuit breaker for the provider is open:
+// ProviderUnavailable), RefusedByRateLimiter, RefusedByConcurrencyLimit or RefusedByQuota
+// (QuotaExceeded), RefusedByBudget (BudgetExceeded). Give the origin runtime. Another
+// value is refused (a *FactError from Client.Classify).
+func RefusedBy(guard string) DescribeOption { return fact(factRefusedBy, guard) }
+
 // ProviderCalls is how many provider calls the run had answered when reconciliation
 // found it gone (origin reconciler); 0 is Infrastructure.
 func ProviderCalls(n int) DescribeOption { return fact(factProviderCalls, n) }
 
 // Attribute sets another attribute the runtime knows. A key of the runtime contract
-// (time_limit, veto, stage, provider_calls) is checked as its option checks it; any
+// (time_limit, veto, stage, refused_by, provider_calls) is checked as its option checks it; any
 // other is sent as given, within the limits (Fit).
 func Attribute(key, value string) DescribeOption {
 	if _, contract := factNamed(key); contract {

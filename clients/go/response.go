@@ -71,7 +71,7 @@ func DescribeBlockedPrompt(reason, provider, model string, opts ...DescribeOptio
 
 func describeReason(reason, provider, model string, blocked bool, opts *describeConfig) *errorclassv1.ExceptionDescriptor {
 	reason = strip(reason)
-	provider = strings.ToLower(strip(provider))
+	provider = lower(strip(provider))
 	var kind, template string
 	switch {
 	case blocked && slices.Contains(notBlocked, reason):

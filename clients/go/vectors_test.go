@@ -46,6 +46,7 @@ type vector struct {
 // vector's input, spelt as the vectors spell it, to compare with `want`.
 var runners = map[string]func(t *testing.T, v vector) map[string]any{
 	"error_body":    errorBodyVector,
+	"stream_error":  streamErrorVector,
 	"finish_reason": finishReasonVector,
 	"response":      responseVector,
 	"runtime_facts": runtimeFactsVector,
@@ -53,7 +54,12 @@ var runners = map[string]func(t *testing.T, v vector) map[string]any{
 	"fit":           fitVector,
 	"breaker":       breakerVector,
 	"outage":        outageVector,
+	"bundle":        bundleVector,
+	"bundle_verify": bundleVerifyVector,
 }
+
+// inline are the kinds with thousands of vectors: run in one loop, not a subtest each.
+var inline = map[string]bool{"bundle": true}
 
 func specDir() string {
 	if dir := os.Getenv("ERRORCLASS_SPEC_DIR"); dir != "" {
@@ -62,7 +68,7 @@ func specDir() string {
 	return filepath.Join("..", "spec")
 }
 
-func readVectorFile(t *testing.T, path string) vectorFile {
+func readVectorFile(t testing.TB, path string) vectorFile {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -91,7 +97,7 @@ func TestVectors(t *testing.T) {
 			continue
 		}
 		for _, v := range file.Vectors {
-			t.Run(filepath.Base(path)+"/"+v.Name, func(t *testing.T) {
+			check := func(t *testing.T) {
 				got := run(t, v)
 				if got == nil { // the runner asserted want itself (outage)
 					return
@@ -99,7 +105,12 @@ func TestVectors(t *testing.T) {
 				for _, problem := range differences(file.Kind, v.Want, got) {
 					t.Errorf("%s %s: %s", filepath.Base(path), v.Name, problem)
 				}
-			})
+			}
+			if inline[file.Kind] {
+				check(t)
+			} else {
+				t.Run(filepath.Base(path)+"/"+v.Name, check)
+			}
 			ran[file.Kind]++
 		}
 	}
@@ -246,7 +257,7 @@ func violationFields(v any) any {
 // The vectors' spelling of a descriptor: the proto's field names, empty fields left
 // out, origin by name, statuses by number.
 
-func descriptorFromVector(t *testing.T, data any) *errorclassv1.ExceptionDescriptor {
+func descriptorFromVector(t testing.TB, data any) *errorclassv1.ExceptionDescriptor {
 	t.Helper()
 	fields, ok := data.(map[string]any)
 	if !ok {
@@ -351,7 +362,7 @@ func texts(v any) []string {
 	return out
 }
 
-func int32Of(t *testing.T, v any) *int32 {
+func int32Of(t testing.TB, v any) *int32 {
 	t.Helper()
 	if v == nil {
 		return nil
@@ -376,7 +387,15 @@ func errorBodyVector(t *testing.T, v vector) map[string]any {
 	for name, value := range headers {
 		header[name] = []string{text(value)} // as given, in any case: readErrorBody must find it
 	}
-	ev := readErrorBody(int32Of(t, v.Input["status"]), header, body)
+	return bodyFields(readErrorBody(int32Of(t, v.Input["status"]), header, body))
+}
+
+func streamErrorVector(t *testing.T, v vector) map[string]any {
+	return bodyFields(readStreamError(text(v.Input["event"]), text(v.Input["data"])))
+}
+
+// bodyFields is what an error body or a stream event says, spelt as the vectors spell it.
+func bodyFields(ev bodyEvidence) map[string]any {
 	got := map[string]any{"code": ev.code, "message": ev.message, "attributes": ev.attributes}
 	if ev.grpc != nil {
 		got["grpc_status"] = *ev.grpc
@@ -460,4 +479,93 @@ func breakerVector(t *testing.T, v vector) map[string]any {
 		states = append(states, map[bool]string{true: "closed", false: "open"}[state.allow()])
 	}
 	return map[string]any{"states": states, "probe_waits_ms": waits}
+}
+
+// specBundles are the spec's bundles, each loaded once.
+var specBundles = map[string]*Bundle{}
+
+func specBundle(t *testing.T, name string) *Bundle {
+	t.Helper()
+	if b, loaded := specBundles[name]; loaded {
+		return b
+	}
+	b, err := LoadBundle(filepath.Join(specDir(), "bundles", name+".json"))
+	if err != nil {
+		t.Fatalf("bundle %s: %v", name, err)
+	}
+	specBundles[name] = b
+	return b
+}
+
+// bundleDescriptor is a bundle vector's descriptor, with @PAD@ in its messages expanded.
+func bundleDescriptor(t testing.TB, v vector) *errorclassv1.ExceptionDescriptor {
+	d := descriptorFromVector(t, v.Input["descriptor"])
+	if pad, given := v.Input["pad"].(map[string]any); given {
+		n, _ := pad["count"].(json.Number).Int64()
+		expand := func(message string) string {
+			return strings.Replace(message, "@PAD@", strings.Repeat(text(pad["text"]), int(n)), 1)
+		}
+		d.Message = expand(d.Message)
+		for _, c := range d.Causes {
+			c.Message = expand(c.Message)
+		}
+	}
+	return d
+}
+
+func bundleVector(t *testing.T, v vector) map[string]any {
+	b := specBundle(t, text(v.Input["bundle"]))
+	answer, err := b.Classify(bundleDescriptor(t, v))
+	if err != nil {
+		t.Errorf("%s: Classify: %v", v.Name, err)
+		return nil
+	}
+	if answer.RulesetVersion != b.Version || answer.RulesetDigest != b.Digest || !answer.Local || answer.BundleDigest != b.BundleDigest {
+		t.Errorf("%s: the answer names ruleset %s %s, local %v, bundle %s; the bundle is %s %s, %s", v.Name,
+			answer.RulesetVersion, answer.RulesetDigest, answer.Local, answer.BundleDigest, b.Version, b.Digest, b.BundleDigest)
+	}
+	got := map[string]any{
+		"class": answer.ClassName, "action": answer.GetAction().GetId(), "effect": effectNames[answer.Effect],
+		"rule_id": answer.RuleId,
+	}
+	if answer.Retryable {
+		got["retryable"] = true
+	}
+	if answer.UnknownReason != errorclassv1.UnknownReason_UNKNOWN_REASON_UNSPECIFIED {
+		got["unknown_reason"] = unknownReasonNames[answer.UnknownReason]
+	}
+	return got
+}
+
+func bundleVerifyVector(t *testing.T, v vector) map[string]any {
+	data, err := os.ReadFile(filepath.Join(specDir(), "bundles", text(v.Input["bundle"])+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if offset, given := v.Input["flip_byte"].(json.Number); given {
+		n, _ := offset.Int64()
+		data[n] ^= 1
+	}
+	opts := []BundleOption{}
+	if signatures, given := v.Input["signatures"].(string); given {
+		opts = append(opts, WithSignatures([]byte(signatures)))
+	} else {
+		opts = append(opts, WithSignatures(nil))
+	}
+	for _, name := range texts(v.Input["trusted_keys"]) {
+		pem, err := os.ReadFile(filepath.Join(specDir(), "keys", name+".pub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts = append(opts, WithTrustedKeys(pem))
+	}
+	b, err := ParseBundle(data, opts...)
+	if err != nil {
+		var refused *BundleError
+		if !errors.As(err, &refused) {
+			t.Fatalf("ParseBundle: %v is not a *BundleError", err)
+		}
+		return map[string]any{"refused": refused.Code}
+	}
+	return map[string]any{"accepted": true, "key_ids": b.KeyIDs}
 }

@@ -19,33 +19,19 @@
 // and never store Unknown for an outage (Unknown means no rule matched).
 'use strict';
 
-const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
-const protoLoader = require('@grpc/proto-loader');
 const { Breaker } = require('./breaker');
+const { Bundle, BundleError, keyId, verifyBundle } = require('./bundle');
 const { DescriptorError, descriptorFromFileData, fit, validateDescriptor } = require('./descriptor');
 const {
   RuntimeFactError, describeToolFailure, descriptorFromError, descriptorFromHttpResponse, runtimeAttributes, runtimeFacts,
 } = require('./describe');
-const { evidenceFromBody } = require('./evidence');
+const { evidenceFromBody, evidenceFromStreamError } = require('./evidence');
 const { DEFAULTS, FACTS, GRPC_CODES, GRPC_NAMES, LIMITS, ORIGINS, serviceConfig, wellFormed } = require('./facts');
+const { PROTO, badRequestViolations, definition, enumNumber } = require('./proto');
 const { descriptorFromFinishReason, descriptorFromResponse } = require('./response');
 
-const PROTO = path.join(__dirname, 'generated', 'proto', 'errorclass', 'v1', 'classifier.proto');
 const VERSION = require('./package.json').version;
-const LOADER_OPTIONS = {
-  keepCase: true, // field names as in the proto
-  enums: String, // RUN_ERROR_CLASS_RATE_LIMITED, not 3 (class_name and error_class both come back)
-  longs: Number,
-  defaults: true, // unset fields read as their zero values, like every other gRPC runtime
-  oneofs: true,
-};
-
-const definitions = new Map();
-function definition(protoPath) {
-  if (!definitions.has(protoPath)) definitions.set(protoPath, protoLoader.loadSync(protoPath, LOADER_OPTIONS));
-  return definitions.get(protoPath);
-}
 
 // The generated client class of the service the facts name (errorclass.v1.ErrorClassifier).
 function loadService(protoPath = PROTO) {
@@ -115,27 +101,29 @@ class Client {
   }
 
   // One descriptor (the descriptor-file shape: origin by name) -> one ClassifyResponse
-  // (enums as their names). Rejects with a DescriptorError before sending a malformed
-  // descriptor, with an UnclassifiedError keeping it when the service cannot answer,
-  // and with the grpc-js error for INVALID_ARGUMENT (a server with other limits).
-  classify(descriptor, { explain = false, deadlineMs } = {}) {
+  // (enums as their names, and retry_after_ms). Rejects with a DescriptorError before
+  // sending a malformed descriptor, and with one naming the fields the server refused
+  // (INVALID_ARGUMENT: a server with other limits, an `explainRule` its rules do not
+  // have); with an UnclassifiedError keeping it when the service cannot answer.
+  // `explainRule` (a rule id, with explain) asks why that rule did or did not decide.
+  classify(descriptor, { explain = false, explainRule = '', deadlineMs } = {}) {
     return this._send(() => {
       const valid = validateDescriptor(descriptor);
-      return [[valid], { descriptor: wire(valid), explain }];
-    }, 'Classify', deadlineMs);
+      return [[valid], { descriptor: wire(valid), explain: explain || Boolean(explainRule), explain_rule: explainRule }];
+    }, 'Classify', deadlineMs).then(served);
   }
 
   // descriptorFromError's descriptor of a live error, classified. `options` are
   // descriptorFromError's (origin, provider, attributes, timeLimit, veto, stage,
-  // providerCalls), with classify's explain and deadlineMs.
-  classifyError(err, { explain, deadlineMs, ...options } = {}) {
+  // refusedBy, providerCalls), with classify's explain, explainRule and deadlineMs.
+  classifyError(err, { explain, explainRule, deadlineMs, ...options } = {}) {
     let descriptor;
     try {
       descriptor = descriptorFromError(err, options);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.classify(descriptor, { explain, deadlineMs });
+    return this.classify(descriptor, { explain, explainRule, deadlineMs });
   }
 
   // Many descriptors in one call (up to the facts' MAX_BATCH), answers in order: what an
@@ -148,7 +136,7 @@ class Client {
       }
       const valid = allValid(descriptors);
       return [valid, { requests: valid.map((d) => ({ descriptor: wire(d), explain })) }];
-    }, 'ClassifyBatch', deadlineMs).then((response) => response.responses);
+    }, 'ClassifyBatch', deadlineMs).then((response) => response.responses.map(served));
   }
 
   // A bidirectional stream: one answer per descriptor, in order.
@@ -164,7 +152,7 @@ class Client {
     return new Promise((resolve, reject) => {
       const answers = [];
       const call = this.stub.ClassifyStream({ deadline: this._deadline(deadlineMs) });
-      call.on('data', (answer) => answers.push(answer));
+      call.on('data', (answer) => answers.push(served(answer)));
       call.on('error', (err) => reject(this._failed(err, valid)));
       call.on('end', () => {
         this._answered();
@@ -225,7 +213,7 @@ class Client {
   _failed(err, descriptors) {
     this.counters.failed++;
     if (this.breaker && this.breaker.record(err.code)) this._scheduleProbe();
-    if (err.code === GRPC_CODES.INVALID_ARGUMENT) return err;
+    if (err.code === GRPC_CODES.INVALID_ARGUMENT) return refusedByServer(err);
     return new UnclassifiedError(descriptors, { code: err.code, details: err.details, cause: err });
   }
 
@@ -251,6 +239,28 @@ class Client {
       if (this.breaker.isOpen) this._scheduleProbe();
     });
   }
+}
+
+// The server refused the request (INVALID_ARGUMENT): a DescriptorError naming each field
+// as its google.rpc.BadRequest detail does, as the Python, Go and Java clients raise it
+// (the details' text when it sent none); the grpc-js error is its `cause`.
+function refusedByServer(err) {
+  const violations = badRequestViolations(err).map((v) => ({ field: v.field, message: v.description }));
+  return new DescriptorError(violations.length ? violations : [{ field: '', message: err.details || '' }], { cause: err });
+}
+
+// An answer the service gave, as this package returns it: `retry_after_ms`, retry_after
+// as the milliseconds a runtime waits (setTimeout's unit; null when the answer gives none,
+// as it never does when the answer is not retryable), and `local: false` (a bundle's
+// answers say true).
+function served(answer) {
+  answer.retry_after_ms = durationMs(answer.retry_after);
+  answer.local = false;
+  return answer;
+}
+
+function durationMs(d) {
+  return d ? Number(d.seconds || 0) * 1000 + Number(d.nanos || 0) / 1e6 : null;
 }
 
 // The validated descriptor -> the wire's: origin by its number, and every text well
@@ -330,21 +340,22 @@ function answerJson(r) {
   };
   const unknown = enumNumber('UnknownReason', r.unknown_reason);
   if (unknown) out.unknown_reason = FACTS.unknown_reasons[unknown];
+  if (r.retry_after) {
+    out.retry_after_ms = durationMs(r.retry_after);
+    out.retry_after_source = r.retry_after_source;
+  }
+  if (r.local) {
+    out.local = true;
+    out.bundle_digest = r.bundle_digest;
+  }
   if (r.explanation) out.explanation = r.explanation;
   return out;
 }
 
-// An enum value's number. With enums as strings, a number this copy of the proto does
-// not name arrives as the number itself.
-function enumNumber(enumName, value) {
-  if (typeof value === 'number') return value;
-  const type = definition(PROTO)[`${FACTS.service.package}.${enumName}`].type;
-  const found = type.value.find((v) => v.name === value);
-  return found ? found.number : undefined;
-}
-
 module.exports = {
   Breaker,
+  Bundle,
+  BundleError,
   Client,
   DEFAULTS,
   DescriptorError,
@@ -365,12 +376,15 @@ module.exports = {
   descriptorFromResponse,
   describeToolFailure,
   evidenceFromBody,
+  evidenceFromStreamError,
   fit,
   grpc,
+  keyId,
   loadService,
   runtimeAttributes,
   runtimeFacts,
   serviceConfig,
   toWire,
   validateDescriptor,
+  verifyBundle,
 };

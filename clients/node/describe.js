@@ -7,7 +7,9 @@
 'use strict';
 
 const { fit } = require('./descriptor');
-const { NOTHING, codeText, evidenceFromBody, read, text } = require('./evidence');
+const {
+  NOTHING, codeText, evidenceFromBody, evidenceFromStreamError, headerEvidence, isObject, read, text,
+} = require('./evidence');
 const { FACTS, LIMITS, MAX_GRPC_STATUS, strip } = require('./facts');
 
 // A descriptor from a live error: the constructor's name as the type, the
@@ -31,14 +33,28 @@ const { FACTS, LIMITS, MAX_GRPC_STATUS, strip } = require('./facts');
 // - attributes (the outermost error only: a cause has none on the wire):
 //   `name` when it differs from the type (a DOMException's `TimeoutError`, the
 //   AI SDK's `AI_APICallError`), Anthropic's `error.details.error_code` as
-//   `error_code`, AWS's `$fault` as `fault`, and a string `finishReason`
-//   (the AI SDK's NoObjectGeneratedError).
+//   `error_code`, AWS's `$fault` as `fault`, a string `finishReason`
+//   (the AI SDK's NoObjectGeneratedError), and the evidence of when to retry
+//   (evidence.js): the response's retry and rate-limit headers, where the SDK
+//   keeps them (openai-node's and @anthropic-ai/sdk's `headers`, the AI SDK
+//   APICallError's `responseHeaders`, an AWS SDK v3 error's `$response.headers`,
+//   axios' `response.headers`), and a Google body's RetryInfo, ErrorInfo and
+//   QuotaFailure details.
+// - an error inside a stream that began with a 200 is read through
+//   evidenceFromStreamError: the AI SDK's StreamProviderError (its `data`, the
+//   provider's error payload), and openai-node's and @anthropic-ai/sdk's APIError
+//   thrown from a stream (no HTTP status, the event's payload in `error`). The
+//   headers of the stream's 200 say nothing about the error and are not kept.
+//   Bedrock's stream exceptions arrive as AWS SDK service errors named as the
+//   non-stream API names them (`ThrottlingException`), which is their code.
 // - what only the runtime knows (docs/clients.md, "What only the runtime knows"):
 //   `timeLimit` ('tool': the tool wrapper's own limit fired; 'run': the run's
 //   deadline), `veto` (an interceptor's deliberate block: 'budget', 'quota',
 //   'policy'), `stage` (the definition failed while 'load', 'parse', 'compile',
-//   'validate'), `providerCalls` (reconciliation: provider calls answered), sent
-//   as the attributes time_limit, veto, stage, provider_calls (runtimeAttributes).
+//   'validate'), `refusedBy` (the runtime's own guard refused the call before it
+//   was made: 'breaker', 'rate_limiter', 'concurrency_limit', 'quota', 'budget'),
+//   `providerCalls` (reconciliation: provider calls answered), sent as the
+//   attributes time_limit, veto, stage, refused_by, provider_calls (runtimeAttributes).
 function descriptorFromError(err, { origin, provider, attributes, ...knowledge } = {}) {
   const known = runtimeAttributes(knowledge);
   const { fields, attrs } = describe(err);
@@ -62,7 +78,8 @@ function describeToolFailure(err, { limitFired, provider, attributes } = {}) {
 }
 
 // What only the runtime knows, as the attributes the service gives a meaning to (the
-// facts' runtime_facts, in the contract's order: time_limit, veto, stage, provider_calls;
+// facts' runtime_facts, in the contract's order: time_limit, veto, stage, refused_by,
+// provider_calls;
 // docs/clients.md, "What only the runtime knows"). `facts` is keyed by those names. Each
 // value is stripped and lower-cased; a closed fact takes its values, an open one also any
 // word of the facts' open_fact_pattern, a count a whole number (digits, or a number)
@@ -110,7 +127,8 @@ function runtimeFacts(facts = {}, { spelling = (name) => name } = {}) {
   return out;
 }
 
-// runtimeFacts with the options' JavaScript names (timeLimit, veto, stage, providerCalls),
+// runtimeFacts with the options' JavaScript names (timeLimit, veto, stage, refusedBy,
+// providerCalls),
 // as descriptorFromError and the other builders take them.
 function runtimeAttributes(options = {}) {
   const unknown = Object.keys(options).filter((key) => !Object.hasOwn(OPTIONS, key));
@@ -176,22 +194,50 @@ function isHttpStatus(s) {
   return Number.isInteger(s) && s >= 100 && s <= 599;
 }
 
-// The provider's error body an SDK error keeps: @anthropic-ai/sdk's `error`
-// (the whole body), the AI SDK APICallError's parsed `data` (else its `responseBody`
-// text) and `responseHeaders`. (openai-node's `error` is the body's inner object, whose
-// code and message the SDK already copied to `code` and `message`.)
+// The provider's error body an SDK error keeps, with the response's headers:
+// @anthropic-ai/sdk's `error` (the whole body), the AI SDK APICallError's parsed `data`
+// (else its `responseBody` text). (openai-node's `error` is the body's inner object, whose
+// code and message the SDK already copied to `code` and `message`.) An error from inside
+// a stream is read as the stream's error event (streamErrorPayload).
 function bodyOf(err) {
   const status = httpStatus(err);
+  const streamed = streamErrorPayload(err, status);
+  if (streamed !== undefined) return evidenceFromStreamError('', streamed);
+  const headers = responseHeaders(err);
   const error = read(() => err.error);
-  if (error && typeof error === 'object' && error.error && typeof error.error === 'object') {
-    return evidenceFromBody(status, undefined, error);
-  }
+  if (isObject(error) && isObject(error.error)) return evidenceFromBody(status, headers, error);
   const data = read(() => err.data);
   const responseBody = read(() => err.responseBody);
   if ((data && typeof data === 'object') || typeof responseBody === 'string') {
-    return evidenceFromBody(status, read(() => err.responseHeaders), data && typeof data === 'object' ? data : responseBody);
+    return evidenceFromBody(status, headers, data && typeof data === 'object' ? data : responseBody);
   }
-  return NOTHING;
+  const kept = headerEvidence(headers);
+  return Object.keys(kept).length ? { ...NOTHING, attributes: kept } : NOTHING;
+}
+
+// The payload of an error event inside a stream, when the error is one, else undefined:
+// the AI SDK's StreamProviderError keeps it in `data`; openai-node and @anthropic-ai/sdk
+// throw an APIError with no status and the event's payload in `error` (they give an error
+// with a status only for an HTTP response, and one without a payload for a connection).
+function streamErrorPayload(err, status) {
+  if (read(() => err.name) === 'AI_StreamProviderError') {
+    const data = read(() => err.data);
+    return isObject(data) ? data : {};
+  }
+  const error = read(() => err.error);
+  if (status === undefined && isObject(error) && 'headers' in err) return error;
+  return undefined;
+}
+
+// Where an SDK error keeps the response's headers: the AI SDK APICallError's
+// `responseHeaders`, openai-node's and @anthropic-ai/sdk's `headers` (a fetch Headers), an
+// AWS SDK v3 service error's `$response.headers`, axios' `response.headers`.
+function responseHeaders(err) {
+  for (const get of [() => err.responseHeaders, () => err.headers, () => err.$response.headers, () => err.response.headers]) {
+    const headers = read(get);
+    if (headers && typeof headers === 'object') return headers;
+  }
+  return undefined;
 }
 
 // An AWS SDK for JavaScript v3 service error (ServiceException, from

@@ -24,11 +24,12 @@ const {
 const KNOWN_ORIGINS = ORIGINS.filter((o) => o !== ORIGINS[0]);
 const { type_words: TYPE_WORDS, max_shown: MAX_SHOWN } = FACTS.descriptor_file;
 
-// A refused descriptor: `violations` lists each bad field ({field, message}); the
-// message joins them as the server's INVALID_ARGUMENT details do.
+// A refused descriptor, refused here or by the server (INVALID_ARGUMENT; then `cause` is
+// the grpc-js error): `violations` lists each bad field ({field, message}); the message
+// joins them as the server's INVALID_ARGUMENT details do.
 class DescriptorError extends Error {
-  constructor(violations) {
-    super(violations.map((v) => `${v.field}: ${v.message}`).join('; '));
+  constructor(violations, { cause } = {}) {
+    super(violations.map((v) => (v.field ? `${v.field}: ${v.message}` : v.message)).join('; '), cause ? { cause } : undefined);
     this.name = 'DescriptorError';
     this.violations = violations;
   }

@@ -68,6 +68,26 @@ def test_json_lines_in_and_out_with_bad_lines_reported(
     assert all(r["ruleset_digest"] == bundled.digest for r in rows)
 
 
+@pytest.mark.parametrize("ending", ["\n", "\r\n"])
+def test_the_descriptor_column_holds_each_lines_text_without_its_ending(
+    tmp_path: Path, ending: str
+) -> None:
+    """Out as JSON Lines and as Parquet, each row's `descriptor` is its line as written,
+    the line ending (LF or CRLF) trimmed; a last line without one is whole too."""
+    written = [json.dumps(line) for line in JSON_LINES]
+    written[1] = "  " + written[1] + " "  # spaces inside the line are the line's
+    log = tmp_path / "log.jsonl"
+    log.write_bytes((ending.join(written) + ending + written[0]).encode())
+    for out in (tmp_path / "out.jsonl", tmp_path / "out.parquet"):
+        assert main(["reclassify", "--rules", str(BUNDLED_RULES), str(log), "-o", str(out)]) == 0
+        if out.suffix == ".jsonl":
+            rows = [json.loads(line) for line in out.read_text().splitlines()]
+        else:
+            rows = pq.read_table(out).to_pylist()
+        assert [r["descriptor"] for r in rows] == [*written, written[0]], out.name
+        assert all(r["error"] is None for r in rows)
+
+
 def test_a_second_backfill_can_be_pinned_to_the_first_ones_digest(
     runs: Path, tmp_path: Path, small: Path, bundled: Ruleset, capsys: pytest.CaptureFixture[str]
 ) -> None:

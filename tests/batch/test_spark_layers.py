@@ -11,11 +11,11 @@ import pytest
 from pyspark.sql import SparkSession
 
 from classifier import build_descriptor, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.batch.jobs import Run, pin_for
 from classifier.cli import main
 from classifier.source.loader import CATALOG
 from classifier.taxonomy import Origin
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.batch.tables import answers, engine_answers, struct_table
 from tests.batch.test_arrow import public_descriptors
 from tests.conftest import StartApp

@@ -81,6 +81,8 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
         r"never match: `http_status: 507` and `lacks: http_status` contradict each other ",
         "misspelt_value": r"seeded/problems\.yaml:42:40: warning: misspelt_value: language "
         r"'pyhton' is no language a runtime reports \(did you mean 'python'\?\)",
+        "overruled_rule": r"seeded/problems\.yaml:47:5: warning: overruled_rule: is ranked above "
+        r'rule "tool\.own-limit" at seeded/problems\.yaml:52:5 \(on priority, 5 > 0\)',
         "unused_action": r'seeded/actions\.yaml:\d+:5: warning: unused_action: action "ops\.page-oncall"',
         "class_never_produced": r"seeded/actions\.yaml:\d+:3: warning: class_never_produced: "
         r"no rule produces class Infrastructure \(12\)",
@@ -93,7 +95,7 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
         for i, line in enumerate(lines)
         if ": warning: " in line and i + 1 < len(lines) and lines[i + 1].startswith("    witness")
     }
-    assert set(witnesses) == {"conflicting_rules", "shadowed_rule"}
+    assert set(witnesses) == {"conflicting_rules", "shadowed_rule", "overruled_rule"}
 
     conflict = witnesses["conflicting_rules"]
     assert conflict is not None
@@ -110,7 +112,16 @@ def test_strict_check_reports_each_seeded_problem_and_explain_confirms_each_witn
     shown = _run("explain", "--rules", "seeded", "-", stdin=shadow.group(1))
     assert shown.returncode == 0, shown.stderr
     assert "why java.any-timeout decided:" in shown.stdout
-    assert "  over java.socket-timeout-in-tool at step 4, priority: " in shown.stdout
+    assert "  over java.socket-timeout-in-tool at step 5, priority: " in shown.stdout
+
+    overruled = witnesses["overruled_rule"]
+    assert overruled is not None
+    shown = _run("explain", "--rules", "seeded", "-", stdin=overruled.group(1))
+    assert shown.returncode == 0, shown.stderr
+    assert "why tool.own-limit decided:" in shown.stdout
+    assert "  over tool.slow-code at step 1, decisive: decided by the runtime's fact " in (
+        shown.stdout
+    )
 
 
 def test_the_bundled_rules_pass_strict_check(capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,7 +65,7 @@ def test_classify_reads_json_from_stdin_and_explains() -> None:
         check=True,
     ).stdout
     assert "class:     Timeout (7)" in out
-    assert "over dotnet.user-cancel at step 2, type depth" in out
+    assert "over dotnet.user-cancel at step 3, type depth" in out
 
 
 def test_classify_names_a_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,6 +20,7 @@ CASES = sorted(p.stem for p in EXPLAIN.glob("*.yaml"))
 
 def test_there_is_a_golden_case_for_each_way_to_decide() -> None:
     assert {
+        "decisive",
         "fallback",
         "type-depth",
         "condition-count",

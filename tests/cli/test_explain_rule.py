@@ -1,9 +1,9 @@
 """`classifier explain --rule ID`: why that rule did not decide, at every precedence step.
 
 Golden text for each way a named rule can fail to decide (or decide): its conditions
-failed (with what the descriptor had), or it matched and lost at fallback, type depth,
-condition count, priority or ruleset order, or it tied and disagreed (conflict), or lost
-to rules that then conflict. The same over `--addr`: a real server on loopback answers
+failed (with what the descriptor had), or it matched and lost at decisive, fallback, type
+depth, condition count, priority or ruleset order, or it tied and disagreed (conflict), or
+lost to rules that then conflict. The same over `--addr`: a real server on loopback answers
 `Classify` with `explain_rule`, and prints the same text.
 """
 
@@ -17,16 +17,17 @@ import grpc
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
 from classifier.server import GrpcServer, create_server
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.golden_files import assert_golden
 from tests.support import ROOT
 
 EXPLAIN = ROOT / "tests" / "golden" / "explain"
 RULE_CASES = {
     # golden name: (descriptor file, rule, the verdict's outcome and step)
+    "rule-decisive": ("decisive", "socket-closed", "lost", "decisive"),
     "rule-fallback": ("fallback", "sdk-api-error", "lost", "fallback"),
     "rule-type-depth": ("type-depth", "io", "lost", "type_depth"),
     "rule-condition-count": ("condition-count", "openai-429", "lost", "condition_count"),
@@ -43,7 +44,15 @@ RULE_CASES = {
 
 def test_every_precedence_step_has_a_case() -> None:
     steps = {step for *_, step in RULE_CASES.values()}
-    assert {"fallback", "type_depth", "condition_count", "priority", "order", "conflict"} <= steps
+    assert {
+        "decisive",
+        "fallback",
+        "type_depth",
+        "condition_count",
+        "priority",
+        "order",
+        "conflict",
+    } <= steps
     assert {outcome for _, _, outcome, _ in RULE_CASES.values()} == {
         "lost",
         "conflict",
@@ -97,7 +106,9 @@ def golden_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[GrpcServer]:
     srv.stop(grace=0)
 
 
-@pytest.mark.parametrize("name", ["rule-fallback", "rule-conflict", "rule-no-match"])
+@pytest.mark.parametrize(
+    "name", ["rule-decisive", "rule-fallback", "rule-conflict", "rule-no-match"]
+)
 def test_over_addr_the_server_says_the_same(
     name: str, golden_server: GrpcServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -117,6 +128,16 @@ def test_the_rpc_carries_the_verdict_and_refuses_an_unknown_rule(golden_server: 
         )
         v = reply.explanation.rule_verdict
         assert (v.outcome, v.step, list(v.rivals)) == ("lost", "priority", ["prio-high"])
+        deadline = pb.ExceptionDescriptor(
+            type="java.net.SocketException",
+            supertypes=["java.io.IOException"],
+            origin=pb.ORIGIN_PROVIDER,
+            attributes={"time_limit": "run"},
+        )
+        reply = stub.Classify(pb.ClassifyRequest(descriptor=deadline, explain=True))
+        steps = {d.loser_rule_id: (d.step, d.reason) for d in reply.explanation.decisions}
+        assert steps["socket-closed"][0] == "decisive"
+        assert steps["socket-closed"][1].startswith("decided by the runtime's fact time_limit=run")
         batch = stub.ClassifyBatch(
             pb.ClassifyBatchRequest(
                 requests=[

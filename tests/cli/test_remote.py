@@ -13,10 +13,9 @@ import pytest
 
 import classifier
 from classifier.cli import build_parser, main
-from classifier.cli.inputs import classification_of
 from classifier.cli.options import EXIT_MEANINGS, Exit, client_from
-from classifier.client import Answer, Client, ReloadResult
-from classifier.taxonomy import Effect
+from classifier.client.convert import classification_of
+from errorclass_client import Action, Answer, Client, Effect, ReloadResult
 from tests.conftest import StartApp
 from tests.support import ruleset_files, serving_files, write_folder
 
@@ -136,6 +135,10 @@ def test_ruleset_prints_everything_get_ruleset_returns(
     assert f"classifier:  {classifier.__version__}" in lines
     assert "last reload: none since the server started" in lines
     assert lines[lines.index("candidate:") + 2] == "  version:     1.1.0"
+    bundle = running.app.active.serving.bundle
+    assert bundle is not None
+    assert f"bundle:      {bundle.digest} (unsigned)" in lines  # built, not served: no flag
+    assert "  bundle:      -" in lines  # a candidate has none
 
     (active / "broken.yaml").write_text("rules:\n  - id: x\n    when: {type: a.B\n")
     running.app.reload("signal")
@@ -155,6 +158,8 @@ def test_ruleset_prints_everything_get_ruleset_returns(
     assert "yaml_syntax_error" in data["last_reload"]["error"]
     assert data["candidate"]["version"] == "1.1.0"
     assert data["candidate"]["candidate"] is None
+    assert (data["bundle_digest"], data["bundle_signed"]) == (bundle.digest, False)
+    assert data["candidate"]["bundle_digest"] == ""
 
 
 def test_the_client_returns_the_last_reload_and_the_candidate(
@@ -190,7 +195,7 @@ def test_a_class_this_classifier_does_not_know_is_not_guessed() -> None:
     newer = Answer(
         error_class=99,
         class_name="FromTheFuture",
-        action=classifier.Action("x", "y"),
+        action=Action("x", "y"),
         effect=Effect.fail,
         retryable=False,
         rule_id="r",
@@ -355,3 +360,20 @@ def test_an_explanation_waits_longer_than_an_answer_unless_told(
     args = build_parser().parse_args(argv)
     with client_from(args, explained=explained) as client:
         assert client.timeout == want
+
+
+def test_the_client_returns_the_bundle_digest_and_whether_it_is_signed(
+    tmp_path: Path, start_app: StartApp
+) -> None:
+    from classifier.bundle.signing import generate_key, private_pem
+    from classifier.server.serving_bundle import BundleConfig
+
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    key = tmp_path / "ops.key"
+    key.write_bytes(private_pem(generate_key()))
+    running = start_app(rules, watch=False, bundle=BundleConfig(keys=(key,)))
+    with Client(running.app.address) as client:
+        info = client.get_ruleset()
+    bundle = running.app.active.serving.bundle
+    assert bundle is not None
+    assert (info.bundle_digest, info.bundle_signed) == (bundle.digest, True)

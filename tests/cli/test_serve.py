@@ -18,9 +18,9 @@ from typing import Any
 import grpc
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 GRACE = 5.0
@@ -232,6 +232,16 @@ def test_broken_rules_refuse_to_start_with_file_line_col(tmp_path: Path) -> None
         (["--tls-client-ca", "ca.pem"], "--tls-client-ca needs --tls-cert and --tls-key"),
         (["--enable-reload-endpoint"], "--enable-reload-endpoint needs --metrics-addr"),
         (["--decision-log-unknown-only"], "--decision-log-unknown-only needs --decision-log"),
+        (
+            ["--bundle-key", "k.pem", "--unsigned-bundle"],
+            "--bundle-key and --unsigned-bundle exclude each other",
+        ),
+        (
+            ["--bundle-signatures", "b.sig.json", "--bundle-key", "k.pem"],
+            "--bundle-key and --bundle-signatures exclude each other",
+        ),
+        (["--bundle-signatures", "b.sig.json"], "--bundle-signatures needs --bundle-public-key"),
+        (["--bundle-public-key", "k.pub"], "--bundle-public-key goes with --bundle-signatures"),
     ],
 )
 def test_flags_that_need_others_are_usage_errors(
@@ -250,3 +260,76 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path, serve: Any) -> None:
     served: Served = serve("--rules", str(rules), "--no-watch", "--metrics-addr", "127.0.0.1:0")
     out = _serve_refused("--rules", str(rules), "--metrics-addr", served.start["metrics_address"])
     assert "classifier: cannot serve: [Errno 98] Address already in use" in out.stderr
+
+
+def _key_pair(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    assert main(["bundle", "keygen", "-o", str(tmp_path / name)]) == 0
+    return tmp_path / f"{name}.key", tmp_path / f"{name}.pub"
+
+
+def test_two_bundle_keys_sign_what_getbundle_serves(
+    tmp_path: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--bundle-key` twice: the served bundle verifies with either public key, and
+    `classifier ruleset --addr` names it signed."""
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    (old, old_pub), (new, new_pub) = _key_pair(tmp_path, "old"), _key_pair(tmp_path, "new")
+    served: Served = serve(
+        "--rules", str(rules), "--no-watch", "--bundle-key", str(old), "--bundle-key", str(new)
+    )
+    assert served.start["bundle_signing"] == "keys"
+    assert len(served.start["bundle_key_ids"]) == 2
+    with grpc.insecure_channel(served.start["address"]) as channel:
+        got = pb_grpc.ErrorClassifierStub(channel).GetBundle(pb.GetBundleRequest(), timeout=10)
+    assert got.signed
+    assert got.bundle_digest == served.start["bundle_digest"]
+    bundle, sigs = tmp_path / "got.json", tmp_path / "got.json.sig.json"
+    bundle.write_bytes(got.bundle)
+    sigs.write_bytes(got.signatures)
+    capsys.readouterr()
+    for pub in (old_pub, new_pub):
+        assert main(["bundle", "verify", "--public-key", str(pub), str(bundle)]) == 0
+    assert main(["ruleset", "--addr", served.start["address"]]) == 0
+    assert f"bundle:      {got.bundle_digest} (signed)" in capsys.readouterr().out.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("flag", "content", "said"),
+    [
+        ("--bundle-key", b"not a key\n", "not an unencrypted PEM private key"),
+        ("--bundle-key", None, "No such file or directory"),
+        (
+            "--bundle-public-key",
+            b"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n",
+            "not a PEM public key",
+        ),
+    ],
+)
+def test_a_bad_bundle_key_file_is_a_start_up_error_naming_the_flag(
+    tmp_path: Path, flag: str, content: bytes | None, said: str
+) -> None:
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    key = tmp_path / "bad.pem"
+    if content is not None:
+        key.write_bytes(content)
+    extra = ["--bundle-signatures", str(tmp_path / "b.sig.json")] if flag != "--bundle-key" else []
+    out = _serve_refused("--rules", str(rules), flag, str(key), *extra)
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"classifier: cannot serve: {flag} {key}: ")
+    assert said in line
+
+
+def test_a_ci_signature_for_other_rules_refuses_to_start(tmp_path: Path) -> None:
+    """A CI-signed bundle of another ruleset must never be served as signed: exit 1."""
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    other = write_folder(tmp_path / "other", ruleset_files("1.1.0", "ToolError"))
+    key, pub = _key_pair(tmp_path, "ci")
+    bundle = tmp_path / "other.bundle.json"
+    assert main(["bundle", "build", "--rules", str(other), "-o", str(bundle)]) == 0
+    assert main(["bundle", "sign", "--key", str(key), str(bundle)]) == 0
+    sigs = f"{bundle}.sig.json"
+    out = _serve_refused(
+        "--rules", str(rules), "--bundle-signatures", sigs, "--bundle-public-key", str(pub)
+    )
+    [line] = out.stderr.splitlines()
+    assert line.startswith(f"classifier: cannot serve: --bundle-signatures {sigs}: bad_signature: ")

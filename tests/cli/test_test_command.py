@@ -160,3 +160,32 @@ def test_todo_cases_are_listed_and_a_passing_one_fails_the_run(
         "    marked todo (no tool rule yet) but it passes now: remove `todo:` to make it a regular case",
     ]
     assert out[-1].startswith("4 cases: 3 passed, 0 failed, 1 todo now passing (")
+
+
+def test_junit_times_are_each_cases_share_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each <testcase> has the time the run spent on it (a file's reading and ruleset loading
+    in its first case), so none of the library's cases reads 0 and together they are the
+    run's time, which the JSON report gives; each suite's time is its cases'."""
+    import xml.etree.ElementTree as ET
+
+    from tests.regress.fixtures import JUNIT_SCHEMA
+    from tests.support import BUNDLED_RULES
+
+    out = tmp_path / "junit.xml"
+    assert main(["test", "--junit", str(out), "--format", "json", str(BUNDLED_RULES)]) == 0
+    run = json.loads(capsys.readouterr().out)
+    JUNIT_SCHEMA.validate(str(out))
+    root = ET.parse(out).getroot()
+    suites = root.findall("testsuite")
+    times = [float(c.get("time", "")) for c in root.iter("testcase")]
+    assert len(times) == run["summary"]["cases"] > 100
+    assert all(t > 0 for t in times)
+    # The cases' times partition the run: their sum misses only the moment after the last
+    # case (and the rounding), so a generous bound cannot fail on a loaded machine.
+    assert sum(times) == pytest.approx(run["summary"]["seconds"], rel=0.05, abs=0.002)
+    for suite in suites:
+        cases = [float(c.get("time", "")) for c in suite.iter("testcase")]
+        assert float(suite.get("time", "")) == pytest.approx(sum(cases), abs=1e-5)
+    assert float(root.get("time", "")) == pytest.approx(sum(times), abs=1e-4)

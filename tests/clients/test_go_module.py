@@ -5,11 +5,14 @@
   constants (facts.go, version.go) are rendered from clients/spec/facts.json by
   tools/spec/render_go.py, whose drift test is tests/clients/test_spec.py, and the
   rendered text is as gofmt writes it.
-- The README's two blocks run as written in a new module outside the repository (a
+- The README's blocks run as written in a new module outside the repository (a
   `replace` to clients/go, then `go get` of the version): the program times a real
   `http.Client` out against a loopback server that never answers, describes the error
   with errorclass.Describe, and a running server answers Timeout; a second program's
-  descriptor without a type comes back as a DescriptorError naming `descriptor.type`.
+  descriptor without a type comes back as a DescriptorError naming `descriptor.type`;
+  the bundle evaluator's program loads the bundle that `classifier bundle build` and
+  `sign` made, verified with the operator's public key, and answers the same failure
+  in process as the server did, and refuses the bundle once a byte of it changed.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,12 +113,40 @@ def test_a_program_outside_the_repository_gets_timeout_from_the_server(
         run(line.replace("../classifier/clients/go", str(MODULE)), app, env)
     (app / "main.go").write_text(program)
     env.update(CLASSIFIER_ADDR=f"127.0.0.1:{server.port}", SLOW_URL=never_answers)
-    out = run("go run .", app, env)
-    assert out.strip() == "Timeout 7 RUN_EFFECT_FAIL", out
+    served = run("go run .", app, env).strip()
+    assert served == "Timeout 7 RUN_EFFECT_FAIL", served
     (app / "refused").mkdir()
     (app / "refused" / "main.go").write_text(REFUSED)
     out = run("go run ./refused", app, env)
     assert out.strip() == "descriptor.type: must not be empty", out
+
+    (bundle_program,) = blocks("go-bundle")
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    bundle = tmp_path / "rules.bundle.json"
+    for command in (
+        ["build", "-o", str(bundle)],
+        ["keygen", "-o", str(keys / "ops")],
+        ["sign", "--key", str(keys / "ops.key"), str(bundle)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "classifier", "bundle", *command],
+            capture_output=True,
+            text=True,
+            timeout=GO_LIMIT_S,
+            check=False,
+        )
+        assert done.returncode == 0, f"{command}: {done.stderr}"
+    (app / "bundle").mkdir()
+    (app / "bundle" / "main.go").write_text(bundle_program)
+    env.update(BUNDLE=str(bundle), BUNDLE_KEY=str(keys / "ops.pub"))
+    out = run("go run ./bundle", app, env)
+    assert out.strip() == f"{served} true true", out  # the server's answer, local, same digest
+    data = bytearray(bundle.read_bytes())
+    data[len(data) // 2] ^= 1
+    bundle.write_bytes(bytes(data))
+    out = run("go run ./bundle", app, env)
+    assert out.strip() == "refused bad_signature", out
 
 
 REFUSED = """package main

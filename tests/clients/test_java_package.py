@@ -2,8 +2,10 @@
 README's commands working: a program in a folder outside the repository, depending only on
 the built jar and its runtime dependencies, turns a real java.net.http.HttpTimeoutException
 into a descriptor and gets Timeout from a running server (its first call from a fresh JVM,
-which FIRST_CONNECT allows for), and sees a refused descriptor's field violations, decoded
-from the status's google.rpc.BadRequest detail. Its generated constants are checked with
+which FIRST_CONNECT allows for), sees a refused descriptor's field violations, decoded
+from the status's google.rpc.BadRequest detail, and classifies in process from a bundle that
+`classifier bundle build` wrote and `classifier bundle sign` signed, verified with the
+operators' public key (and refused with another). Its generated constants are checked with
 every client's by tests/clients/test_spec.py."""
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -94,7 +97,7 @@ def test_readme_commands_work_from_a_folder_outside_the_repository(
     app = tmp_path / "my-app"
     app.mkdir()
     programs = JAVA_BLOCK.findall(text)
-    assert len(programs) == 2
+    assert len(programs) == 3
     for program in programs:
         name = re.search(r"public class (\w+)", program)
         assert name is not None
@@ -105,6 +108,8 @@ def test_readme_commands_work_from_a_folder_outside_the_repository(
     script = script.replace(README_ADDRESS, served_address).replace(README_HANGING_URL, hanging_url)
     script = re.sub(r"/tmp(?=[/\s])", str(tmp_path), script)
     env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    # The README's `classifier bundle ...` commands: the classifier installed beside this Python.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     with maven_lock():
         done = subprocess.run(
             ["bash", "-c", script],
@@ -120,6 +125,11 @@ def test_readme_commands_work_from_a_folder_outside_the_repository(
     assert lines[0] == "Timeout timeout.review RUN_EFFECT_FAIL", done.stdout
     assert lines[1].startswith("descriptor.type: "), done.stdout
     assert any(line.startswith("descriptor.code: ") for line in lines[1:]), done.stdout
+    # Local.java: the signed bundle, verified with the key that signed it, answers locally as
+    # the README says; a key that did not sign it is refused.
+    assert "Timeout timeout.review local=true true" in lines, done.stdout
+    assert lines[-1] == "refused: unknown_key", done.stdout
+    assert "It prints `Timeout timeout.review local=true true` and `refused: unknown_key`." in text
     classpath = (tmp_path / "errorclass.classpath").read_text()
     assert "errorclass" not in classpath
     assert str(ROOT) not in classpath

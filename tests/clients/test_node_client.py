@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +196,82 @@ def test_descriptors_from_live_node_errors(
     assert got["grpc_deadline"]["answer"]["class"] == "Timeout"
     for name, case in got.items():
         assert case["answer"] == engine_answer(bundled, case["descriptor"]), name
+
+
+def test_a_refusal_by_the_server_is_a_descriptor_error_naming_the_field(
+    node_package: Path, server: GrpcServer
+) -> None:
+    """The real server's INVALID_ARGUMENT (here: explainRule names a rule its ruleset does not
+    have, which no client can check) rejects with the DescriptorError the client raises for
+    its own refusals, its violations read from the google.rpc.BadRequest detail, as the
+    Python, Go and Java clients read it; the breaker stays closed."""
+    script = """
+const lib = require('./classifier');
+const client = new lib.Client(process.argv[1], { breaker: { failures: 1 } });
+client.classify({ type: 'x' }, { explainRule: 'no.such-rule', deadlineMs: 30000 }).then(
+  () => { throw new Error('answered'); },
+  (err) => {
+    client.close();
+    console.log(JSON.stringify({
+      name: err.name, violations: err.violations, cause: err.cause && err.cause.code,
+      breaker: client.breaker.state,
+    }));
+  });
+"""
+    got = answered(node(node_package, [script, f"127.0.0.1:{server.port}"], script="-e"))
+    assert got["name"] == "DescriptorError"
+    assert [v["field"] for v in got["violations"]] == ["explain_rule"]
+    assert "no rule 'no.such-rule'" in got["violations"][0]["message"]
+    assert (got["cause"], got["breaker"]) == (3, "closed")
+
+
+def test_node_evaluates_a_bundle_the_service_built_and_signed_as_the_engine(
+    node_package: Path, bundled: Ruleset, tmp_path: Path
+) -> None:
+    """`classifier bundle build`, `keygen` and `sign` (the service's commands) make a bundle
+    of the bundled library; the Node client loads it trusting the new key, verifies it, and
+    answers every descriptor as the engine does, marked local with the file's digest; the
+    same file changed by one byte is refused with bad_signature."""
+    cli = [sys.executable, "-m", "classifier", "bundle"]
+    bundle, key = tmp_path / "rules.bundle.json", tmp_path / "ops"
+    for args in (
+        ["build", "-o", str(bundle)],
+        ["keygen", "-o", str(key)],
+        ["sign", "--key", f"{key}.key", str(bundle)],
+    ):
+        subprocess.run([*cli, *args], check=True, capture_output=True, timeout=120)
+    tampered = tmp_path / "tampered.json"
+    tampered.write_bytes(bundle.read_bytes().replace(b'"retryable":true', b'"retryable":false', 1))
+    (tmp_path / "tampered.json.sig.json").write_bytes(
+        (tmp_path / "rules.bundle.json.sig.json").read_bytes()
+    )
+    script = """
+const fs = require('node:fs');
+const lib = require('./classifier');
+const [file, tampered, pub, descriptors] = process.argv.slice(1);
+const trustedKeys = [fs.readFileSync(pub)];
+const bundle = lib.Bundle.load(file, { trustedKeys });
+let refused;
+try { lib.Bundle.load(tampered, { trustedKeys }); } catch (err) { refused = err.code; }
+console.log(JSON.stringify({
+  keyIds: bundle.keyIds, bundleDigest: bundle.bundleDigest, refused,
+  answers: JSON.parse(descriptors).map((d) => lib.answerJson(bundle.classify(lib.validateDescriptor(d)))),
+}));
+"""
+    got = answered(
+        node(
+            node_package,
+            [script, str(bundle), str(tampered), f"{key}.pub", json.dumps(ALL)],
+            script="-e",
+        )
+    )
+    digest = "sha256:" + hashlib.sha256(bundle.read_bytes()).hexdigest()
+    assert (got["bundleDigest"], got["refused"], len(got["keyIds"])) == (
+        digest,
+        "bad_signature",
+        1,
+    )
+    for d, answer in zip(ALL, got["answers"], strict=True):
+        assert answer.pop("local") is True
+        assert answer.pop("bundle_digest") == digest
+        assert answer == engine_answer(bundled, d), d

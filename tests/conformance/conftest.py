@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from classifier.client import Client
 from classifier.server import GrpcServer
+from errorclass_client import Client
 from tests.conformance.fake_provider import FakeProvider, serving
 from tests.conformance.loader import Scenario, load_scenarios
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from classifier import load_ruleset
-from classifier.client import Client
 from classifier.server import create_server
+from errorclass_client import Client
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import serving
 from tests.conformance.go_drivers import go_available

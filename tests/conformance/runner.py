@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from classifier import descriptor_from_data
-from classifier.client import (
+from errorclass_client import (
     Client,
     Descriptor,
     descriptor_from_exception,
     descriptor_from_response,
 )
+from errorclass_client.descriptor import as_descriptor
 from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario
@@ -136,7 +137,7 @@ def pairs(
 
 def describe(outcome: Outcome, scenario: Scenario) -> Descriptor | None:
     if outcome.descriptor is not None:
-        return descriptor_from_data(outcome.descriptor)
+        return as_descriptor(descriptor_from_data(outcome.descriptor))
     if outcome.exception is not None:
         return descriptor_from_exception(
             outcome.exception, origin="provider", provider=scenario.provider, body=outcome.body

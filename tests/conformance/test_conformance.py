@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from classifier.client import Client
+from errorclass_client import Client
 from tests.conformance.drivers import load_all
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from classifier.client import Client
+from errorclass_client import Client
 from tests.conformance.drivers import Driver
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.go_drivers import (

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from classifier.client import Client
+from errorclass_client import Client
 from tests.conformance.drivers import Driver
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario, load_scenarios

@@ -17,10 +17,10 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import build_parser
 from classifier.server import SERVICE_NAME
 from classifier.source.library import bundled_library
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, ROOT, ConfigMapVolume, ruleset_files, write_folder
 from tools import gen_deploy_rules
@@ -227,7 +227,24 @@ def test_the_image_serves_its_bundled_rules_as_a_non_root_user() -> None:
     froms = [n for n, (i, _) in enumerate(steps) if i == "FROM"]
     build_stage = steps[froms[0] : froms[1]]
     assert ("COPY", "rules/ rules/") in build_stage
-    assert [r for i, r in build_stage if i == "RUN"][-1].startswith("pip install")
+    install = [r for i, r in build_stage if i == "RUN"][-1]
+    assert install.startswith("pip install")
+    # Both distributions: the server depends on the client (its own, from clients/python),
+    # which no index has; what the client's build reads is copied in.
+    assert install.split()[-2:] == ["./clients/python", "."]
+    copied = {
+        source
+        for i, r in build_stage
+        if i == "COPY"
+        for source in r.split()[:-1]
+        if not source.startswith("--")
+    }
+    assert {
+        "clients/python/pyproject.toml",
+        "clients/python/README.md",
+        "clients/python/errorclass_client/",
+    } <= copied
+    assert all((ROOT / source).exists() for source in copied), copied
     assert not any(i == "COPY" and r.startswith("rules/") for i, r in steps[froms[1] :])
     user = [r for i, r in steps if i == "USER"]
     assert user
@@ -307,6 +324,14 @@ def test_the_prometheus_rules_parse_and_use_exported_metrics(
     used = set().union(*(_selectors(r["expr"]) for r in rules))
     running = start_app(BUNDLED_RULES, watch=False)
     running.stub.Classify(pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a.B")))
+    unknown = running.stub.Classify(
+        pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="a.B"))
+    )
+    digest = running.stub.GetRuleset(pb.GetRulesetRequest()).bundle_digest
+    reported = pb.ReportedDecision(
+        descriptor=pb.ExceptionDescriptor(type="a.B"), answer=unknown, bundle_digest=digest
+    )
+    running.stub.ReportDecisions(pb.ReportDecisionsRequest(decisions=[reported]))
     status, text = running.http("/metrics")
     assert status == 200
     exported = {s.name for family in text_string_to_metric_families(text) for s in family.samples}

@@ -25,6 +25,7 @@ class LanguageKnown(_Compiled):
 def test_a_new_condition_kind_fails_mypy_wherever_it_is_not_handled(tmp_path: Path) -> None:
     """The predicate, weight, cost order, index key, observed, lint and witness all notice."""
     shutil.copytree(ROOT / "classifier", tmp_path / "classifier")
+    shutil.copytree(ROOT / "clients" / "python", tmp_path / "clients" / "python")  # mypy_path
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     conditions = tmp_path / "classifier" / "engine" / "conditions.py"
     text = conditions.read_text(encoding="utf-8")
@@ -45,6 +46,7 @@ def test_a_new_condition_kind_fails_mypy_wherever_it_is_not_handled(tmp_path: Pa
     assert run.returncode == 1, run.stdout + run.stderr
     files = set(re.findall(r"^(classifier/\S+\.py):\d+: error", run.stdout, flags=re.M))
     assert files == {
+        "classifier/bundle/build.py",
         "classifier/engine/conditions.py",
         "classifier/engine/compiler.py",
         "classifier/engine/index.py",

@@ -246,3 +246,121 @@ def test_explain_lists_near_misses_for_unknown(make_ruleset: MakeRuleset) -> Non
     assert unknown.explanation is not None
     assert unknown.explanation.near_misses[0].rule_id == "exact-more"
     assert unknown.explanation.near_misses[0].failed_conditions == ("type: com.example.Exact",)
+
+
+DECISIVE_RULES = """
+rules:
+  - id: io
+    when: {type: java.io.IOException, origin: provider}
+    class: ProviderError
+  - id: sdk-catch-all
+    when: {type: java.io.IOException}
+    class: ProviderError
+    fallback: true
+  - id: run-deadline
+    when: {attributes: {time_limit: run}}
+    class: Timeout
+  - id: socket-run-deadline
+    when: {type: java.net.SocketException, attributes: {time_limit: run}}
+    class: ToolError
+  - id: deadline-fallback
+    when: {origin: provider, attributes: {time_limit: run}}
+    class: Canceled
+    fallback: true
+  - id: calls-zero
+    when: {attributes: {calls: "0"}}
+    class: Infrastructure
+  - id: quota-a
+    when: {origin: runtime, attributes: {refused_by: quota}}
+    class: QuotaExceeded
+  - id: quota-b
+    when: {language: go, attributes: {refused_by: quota}}
+    class: BudgetExceeded
+"""
+
+
+def _decided(make_ruleset: MakeRuleset, **fields: object) -> tuple[str, str]:
+    ruleset = load_ruleset(make_ruleset(DECISIVE_RULES))
+    d = build_descriptor(**fields)  # type: ignore[arg-type]
+    got = classify(ruleset, d)
+    assert got == classify_unindexed(ruleset, d), "index and oracle disagree"
+    explained = explain(ruleset, d)
+    assert (explained.error_class, explained.rule_id) == (got.error_class, got.rule_id)
+    return got.error_class.name, got.rule_id
+
+
+def test_a_decisive_fact_outranks_a_typed_rule(make_ruleset: MakeRuleset) -> None:
+    """The run's deadline closed the socket: the untyped rule reading `time_limit: run`
+    decides over the typed I/O rule that would win on type depth."""
+    io = {"type": "java.io.EOFException", "supertypes": ["java.io.IOException"]}
+    assert _decided(make_ruleset, **io, origin=Origin.provider) == ("ProviderError", "io")
+    got = _decided(make_ruleset, **io, origin=Origin.provider, attributes={"time_limit": "run"})
+    assert got == ("Timeout", "run-deadline")
+
+
+def test_within_the_decisive_tier_the_usual_steps_decide(make_ruleset: MakeRuleset) -> None:
+    """Type depth first among decisive rules; a decisive fallback still beats every rule
+    outside the tier, and loses to every decisive rule that is not a fallback."""
+    socket = {
+        "type": "java.net.SocketException",
+        "supertypes": ["java.io.IOException"],
+        "origin": Origin.provider,
+        "attributes": {"time_limit": "run"},
+    }
+    assert _decided(make_ruleset, **socket) == ("ToolError", "socket-run-deadline")
+    ruleset = load_ruleset(make_ruleset(DECISIVE_RULES))
+    fallback = ruleset.rule("deadline-fallback")
+    assert fallback is not None
+    assert (fallback.decisive, fallback.fallback) == (True, True)
+    got = explain(ruleset, build_descriptor(**socket))  # type: ignore[arg-type]
+    assert got.explanation is not None
+    steps = {d.loser_rule_id: d.step for d in got.explanation.decisions}
+    assert steps == {
+        "run-deadline": "type_depth",
+        "deadline-fallback": "fallback",
+        "io": "decisive",
+        "sdk-catch-all": "decisive",
+    }
+
+
+def test_a_fact_that_is_not_decisive_ranks_as_any_condition(make_ruleset: MakeRuleset) -> None:
+    """`calls` is no fact of the contract: its rule is in the ordinary tier, and loses to
+    the typed rule on type depth."""
+    ruleset = load_ruleset(make_ruleset(DECISIVE_RULES))
+    calls = ruleset.rule("calls-zero")
+    assert calls is not None
+    assert (calls.decisive, calls.facts) == (False, ())
+    got = _decided(
+        make_ruleset,
+        type="java.io.IOException",
+        origin=Origin.provider,
+        attributes={"calls": "0"},
+    )
+    assert got == ("ProviderError", "io")
+
+
+def test_decisive_rules_that_tie_and_disagree_are_a_conflict(make_ruleset: MakeRuleset) -> None:
+    got = explain(
+        load_ruleset(make_ruleset(DECISIVE_RULES)),
+        build_descriptor(
+            type="*errors.errorString",
+            origin=Origin.runtime,
+            language="go",
+            attributes={"refused_by": "quota"},
+        ),
+    )
+    assert (got.error_class, got.unknown_reason) == (ErrorClass.Unknown, UnknownReason.conflict)
+
+
+def test_explain_names_the_decisive_fact_with_the_value_stated(make_ruleset: MakeRuleset) -> None:
+    ruleset = load_ruleset(make_ruleset(DECISIVE_RULES))
+    got = explain(
+        ruleset,
+        build_descriptor(
+            type="java.io.IOException", origin=Origin.provider, attributes={"time_limit": "run"}
+        ),
+    )
+    assert got.explanation is not None
+    io = next(d for d in got.explanation.decisions if d.loser_rule_id == "io")
+    assert io.step == "decisive"
+    assert io.reason.startswith("decided by the runtime's fact time_limit=run: run-deadline")

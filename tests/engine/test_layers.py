@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from classifier import RulesetError, build_descriptor, classify, explain, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
 from classifier.lint.checks import lint
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, wait_for, write_atomically, write_folder
 

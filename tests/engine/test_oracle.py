@@ -49,7 +49,16 @@ when = st.fixed_dictionaries(
         "provider": st.sampled_from(["p1", "p2", "p3", ["p1", "p2"]]),
         "language": st.sampled_from(["java", "python"]),
         "message": st.sampled_from(PATTERNS),
-        "attributes": st.sampled_from([{"calls": "0"}, {"calls": ["1", "2"]}]),
+        # `time_limit` is a decisive fact (the decisive tier); `calls` is not.
+        "attributes": st.sampled_from(
+            [
+                {"calls": "0"},
+                {"calls": ["1", "2"]},
+                {"time_limit": "run"},
+                {"time_limit": ["tool", "run"]},
+                {"time_limit": "tool", "calls": "0"},
+            ]
+        ),
         "has": st.sampled_from(["code", "http_status", ["provider", "message"]]),
         "lacks": st.sampled_from(["code", "grpc_status", ["language", "message"]]),
         "cause": st.fixed_dictionaries(
@@ -68,6 +77,7 @@ rule = st.fixed_dictionaries(
     optional={
         "priority": st.sampled_from([1, 2]),
         "effect": st.sampled_from(["pause", "continue"]),
+        "fallback": st.booleans(),
     },
 )
 rulesets = st.one_of(
@@ -86,7 +96,15 @@ descriptor = st.fixed_dictionaries(
         "provider": st.sampled_from(["", "p1", "p2", "P3"]),
         "language": st.sampled_from(["", "java", "python"]),
         "message": st.sampled_from(["", *MESSAGES]),
-        "attributes": st.sampled_from([{}, {"calls": "0"}, {"calls": "2"}]),
+        "attributes": st.sampled_from(
+            [
+                {},
+                {"calls": "0"},
+                {"calls": "2"},
+                {"time_limit": "run"},
+                {"time_limit": "tool", "calls": "0"},
+            ]
+        ),
         "causes": st.lists(
             st.builds(
                 CauseInput,
@@ -130,7 +148,10 @@ def satisfying(rules: list[dict[str, Any]], fields: dict[str, Any]) -> dict[str,
         if "message" in w:
             out["message"] = _MESSAGE_FOR[w["message"]]
         if "attributes" in w:
-            out["attributes"] = {"calls": _first(w["attributes"]["calls"])}
+            out["attributes"] = {
+                **out["attributes"],
+                **{k: _first(v) for k, v in w["attributes"].items()},
+            }
         if "cause" in w:
             c = w["cause"]
             out["causes"] = [

@@ -61,3 +61,26 @@ def test_snippet_runs_as_documented(
     assert done.returncode == 0, f"docs/clients.md:{snippet.line}\n{done.stderr}"
     if snippet.output is not None:
         assert done.stdout == snippet.output
+
+
+README = ROOT / "README.md"
+README_SAMPLE = re.compile(
+    r"\n## Calling it\n.*?```python\n(?P<code>.*?\nprint\(.*?\)\n)# (?P<output>.+?)\n```\n",
+    re.DOTALL,
+)
+"""The README's first sample: the stubs called by hand, with what it prints as its last
+line's comment."""
+
+
+def test_the_readmes_calling_it_sample_prints_the_line_it_shows(server: GrpcServer) -> None:
+    """Run as a user pastes it, against a real server on the bundled library: the line it
+    prints (class, action, rule, ruleset version) is the comment under it, word for word."""
+    found = README_SAMPLE.search(README.read_text(encoding="utf-8"))
+    assert found is not None, "README.md: no Python sample under `## Calling it`"
+    assert DOC_ADDRESS in found["code"]
+    code = found["code"].replace(DOC_ADDRESS, f"127.0.0.1:{server.port}")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == found["output"] + "\n"

@@ -519,6 +519,141 @@ def test_a_misspelt_value_can_be_ignored_on_its_rule(make_ruleset: MakeRuleset) 
     assert lint(load_ruleset(make_ruleset(rules, manifest=QUIET))) == []
 
 
+# overruled_rule ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["timeLimit", "Time-Limit", "time.limit", "timelimit", "time_limt"])
+def test_a_decisive_fact_under_another_name_is_overruled(
+    make_ruleset: MakeRuleset, key: str
+) -> None:
+    """The rule stays out of the decisive tier, and matches nothing the helpers send."""
+    found = _lint(
+        make_ruleset,
+        f"rules:\n  - {{id: r, when: {{type: x.A, attributes: {{{key}: run}}}}, class: Timeout}}\n",
+    )
+    (d,) = found
+    assert (d.code, d.rule_id, d.severity) == ("overruled_rule", "r", Severity.warning)
+    assert d.message.startswith(
+        f"reads attribute {key!r}, the runtime's decisive fact 'time_limit' written another way"
+    )
+    assert (d.location.line, d.location.column) == (2, 31)  # at `attributes`
+    assert not d.witness
+
+
+@pytest.mark.parametrize(
+    ("fact", "value", "shown"),
+    [
+        ("time_limit", "deadline", "time_limit is one of tool, run"),
+        ("time_limit", "Run", "time_limit is one of tool, run"),
+        ("refused_by", "circuit_breaker", "refused_by is one of breaker, rate_limiter, "),
+        ("veto", "Budget", "veto is one of budget, quota, policy, or another lower-case word"),
+        ("provider_calls", "00", "provider_calls is a whole number written in decimal"),
+    ],
+)
+def test_a_decisive_fact_with_a_value_never_sent_is_overruled(
+    make_ruleset: MakeRuleset, fact: str, value: str, shown: str
+) -> None:
+    rules = (
+        f"rules:\n  - {{id: r, when: {{type: x.A, attributes: {{{fact}: [{value!r}]}}}}, "
+        "class: Timeout}\n"
+    )
+    (d,) = _lint(make_ruleset, rules)
+    assert d.code == "overruled_rule"
+    assert d.message.startswith(f"reads the decisive fact {fact} with {value!r}, which runtimes ")
+    assert shown in d.message
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        "{time_limit: [tool, run]}",
+        "{veto: [budget, my_gate]}",  # an open fact takes another word
+        "{provider_calls: 0}",
+        "{timeout_ms: '300'}",  # no fact's name
+        "{time_limit_ms: '300', vetoed_by: acme}",  # other attributes that start alike
+    ],
+)
+def test_a_fact_read_as_runtimes_send_it_is_not_overruled(
+    make_ruleset: MakeRuleset, attributes: str
+) -> None:
+    rules = (
+        f"rules:\n  - {{id: r, when: {{type: x.A, attributes: {attributes}}}, class: Timeout}}\n"
+    )
+    assert _lint(make_ruleset, rules) == []
+
+
+OVERRULED = """
+rules:
+  - id: tool-limit
+    when: {origin: tool, attributes: {time_limit: tool}}
+    class: ToolTimeout
+    effect: continue
+  - id: tool-code
+    when: {origin: tool, code: SLOW}
+    class: ToolError
+    effect: continue
+    priority: 5
+  - id: typed-tool
+    when: {type: x.Slow, origin: tool}
+    class: ToolError
+    effect: continue
+  - id: deadline-fallback
+    when: {origin: provider, attributes: {time_limit: run}}
+    class: Timeout
+    fallback: true
+  - id: provider-code
+    when: {origin: provider, code: E1}
+    class: ProviderError
+"""
+
+
+def test_a_rule_ranked_above_a_decisive_rule_is_overruled(make_ruleset: MakeRuleset) -> None:
+    """tool-code's priority put it above tool-limit (same depth and count), and
+    deadline-fallback's author made it a fallback: the tier reverses both. typed-tool loses
+    to tool-limit on the exception's evidence alone (its type), which the tier is for: no
+    warning."""
+    ruleset = load_ruleset(make_ruleset(OVERRULED, manifest=QUIET))
+    found = [d for d in lint(ruleset) if d.code == "overruled_rule"]
+    assert _codes(found) == [("overruled_rule", "tool-code"), ("overruled_rule", "provider-code")]
+    by_rule = {d.rule_id: d for d in found}
+    assert by_rule["tool-code"].message.startswith('is ranked above rule "tool-limit" at ')
+    assert "(on priority, 5 > 0)" in by_rule["tool-code"].message
+    assert "(that rule is a fallback)" in by_rule["provider-code"].message
+    assert "decisive fact time_limit: tool and this one does not" in (by_rule["tool-code"].message)
+    for d in found:
+        assert d.render().splitlines()[1] == f"    witness: {d.witness}"
+        _assert_witness_shows(ruleset, d)
+        explained = explain(ruleset, _witness(d)).explanation
+        assert explained is not None
+        assert {x.loser_rule_id: x.step for x in explained.decisions}[d.rule_id] == "decisive"
+
+
+def test_a_team_rule_above_the_librarys_decisive_rule_by_layer_is_overruled(
+    make_ruleset: MakeRuleset,
+) -> None:
+    """A team's rule as specific as the library's used to win on its layer; the library's
+    rule reads `time_limit: tool`, so now it decides, and the team is told."""
+    base = make_ruleset(
+        "rules:\n  - {id: lib.tool-limit, when: {origin: tool, attributes: {time_limit: tool}}, "
+        "class: ToolTimeout}\n",
+        manifest=QUIET,
+    )
+    top = make_ruleset(
+        "rules:\n  - {id: team.tool-code, when: {origin: tool, code: SLOW}, class: ToolError}\n",
+        manifest=QUIET + f"base:\n  - path: {base}\n",
+    )
+    found = lint(load_ruleset(top))
+    assert _codes(found) == [("overruled_rule", "team.tool-code")]
+    assert "(as a rule of a layer above that rule's)" in found[0].message
+
+
+def test_an_overruled_rule_can_be_ignored(make_ruleset: MakeRuleset) -> None:
+    rules = OVERRULED.replace(
+        "    priority: 5\n", "    priority: 5\n    lint_ignore: [overruled_rule]\n"
+    ).replace("    fallback: true\n", "")
+    assert _lint(make_ruleset, rules) == []
+
+
 # unused_action, class_never_produced, lint_ignore --------------------------------------------
 
 
@@ -590,7 +725,7 @@ def test_every_witness_the_linter_prints_shows_what_it_claims(rule_docs: list[An
     """Re-read from its printed text, each witness is matched by both rules, as claimed."""
     with compiled(rule_docs) as ruleset:
         for d in lint(ruleset):
-            if d.code in ("conflicting_rules", "shadowed_rule"):
+            if d.code in ("conflicting_rules", "shadowed_rule") or d.witness:
                 assert d.render().splitlines()[1] == f"    witness: {d.witness}"
                 _assert_witness_shows(ruleset, d)
 

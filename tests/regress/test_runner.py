@@ -117,7 +117,7 @@ def test_the_wanted_rule_says_at_which_step_it_lost(make_ruleset: MakeRuleset) -
     lines = r.details.splitlines()
     assert lines[2].startswith("decided by: tool-429 -> ToolError")
     assert lines[3] == f"wanted rule any-429 -> RateLimited  {display_path(root)}/rules.yaml:2:5"
-    assert lines[4].startswith("  matched, but lost at step 3, condition count, to tool-429: ")
+    assert lines[4].startswith("  matched, but lost at step 4, condition count, to tool-429: ")
     assert lines[5] == "     held:   http_status: 429"
 
 

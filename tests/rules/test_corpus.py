@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from classifier import Ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.client.wire import descriptor_to_proto
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.wire import descriptor_to_proto
 from tests.rules.corpus import CORPUS, FIGURES, SHARED_COPIES, CorpusCase, load_corpus
 
 CASES = load_corpus()

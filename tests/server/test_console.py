@@ -29,8 +29,6 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
 
 from classifier import descriptor_from_data, load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.codes import Code
 from classifier.engine.evaluate import classify
 from classifier.errors import Diagnostic
@@ -45,7 +43,18 @@ from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, Rulese
 from classifier.server.web.console import CSP, Console
 from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
-from tests.support import ROOT, SERVING_RULES, MakeRuleset, serving_files, wait_for, write_folder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from tests.conftest import StartApp
+from tests.support import (
+    ROOT,
+    SERVING_RULES,
+    MakeRuleset,
+    ruleset_files,
+    serving_files,
+    wait_for,
+    write_folder,
+)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 """Debian's, as `make setup` installs it (the Makefile's CHROMIUM, which it exports)."""
@@ -321,6 +330,28 @@ def test_a_rules_hit_count_moves_after_classify_calls(served: Served, tab: Watch
     assert "provider.429" not in page.locator("table.rules").inner_text()
 
 
+def test_the_teams_rules_come_first_and_the_layer_control_filters_the_table(
+    served: Served, tab: Watched
+) -> None:
+    """The first row is the team's own rule, not the serving layer's; choosing a layer in
+    the form keeps its rules only, and paging keeps the choice."""
+    page = tab.page
+    page.goto(served.url())
+    assert page.locator("table.rules a.rule").first.inner_text() == "team.hostile"
+    layers = page.locator("form.filter select[name=layer] option").all_inner_texts()
+    assert layers == ["all", "team", "serving"]
+    page.locator("form.filter select[name=layer]").select_option("serving")
+    page.locator("form.filter input[name=per]").fill("2")
+    page.locator("form.filter button").click()
+    assert "layer=serving" in page.url
+    shown = page.locator("table.rules tr td:last-child").all_inner_texts()
+    assert shown == ["serving", "serving"]
+    page.locator("a[rel=next]").first.click()
+    assert "layer=serving" in page.url
+    assert "team.hostile" not in page.locator("table.rules").inner_text()
+    assert page.locator("form.filter select[name=layer]").input_value() == "serving"
+
+
 def test_a_failed_reload_shows_a_red_banner_with_every_diagnostic_while_the_old_rules_serve(
     served: Served, tab: Watched
 ) -> None:
@@ -484,6 +515,42 @@ def test_a_screenshot_of_the_page_is_kept(served: Served, tab: Watched) -> None:
 WEB = ROOT / "classifier" / "server" / "web"
 
 
+def test_the_serving_ruleset_shows_its_bundle_and_how_it_is_signed(
+    tmp_path: Path, start_app: StartApp
+) -> None:
+    """The bundle digest (GetBundle's) beside the ruleset's, signed by which keys, unsigned,
+    or not served, as `serve` was told."""
+    from classifier.bundle.signing import generate_key, key_id, private_pem
+    from classifier.server.serving_bundle import BundleConfig
+
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    signer = generate_key()
+    key = tmp_path / "ops.key"
+    key.write_bytes(private_pem(signer))
+    for config, said in (
+        (
+            BundleConfig(keys=(key,)),
+            f"signed by {key_id(signer.public_key())} (--bundle-key: this server signs)",
+        ),
+        (BundleConfig(unsigned=True), "unsigned (--unsigned-bundle)"),
+        (
+            BundleConfig(),
+            "not served: GetBundle needs --bundle-key, --bundle-signatures or --unsigned-bundle",
+        ),
+    ):
+        running = start_app(rules, watch=False, bundle=config)
+        status, page = running.http("/console")
+        assert status == 200
+        serving = page[page.index("<section class=ruleset data-role=serving>") :]
+        serving = serving[: serving.index("</section>")]
+        shown = serving[serving.index("<dt>bundle</dt>") :]
+        text = " ".join("".join(_parsed(shown[: shown.index("</dd>")]).text).split())
+        bundle = running.app.active.serving.bundle
+        assert bundle is not None
+        assert text == f"bundle{bundle.digest}, {len(bundle.data):,} bytes: {said}"
+        running.close()
+
+
 def test_markup_comes_only_from_the_templates_and_every_value_is_escaped() -> None:
     """The guard rests on autoescape: on for every template, never switched off in one, and
     no markup made in Python (a Markup() call would mark a string safe unescaped)."""
@@ -618,7 +685,8 @@ def test_hostile_strings_are_escaped_in_every_page_that_shows_one(tmp_path: Path
         text = "".join(tags.text)
         for value in expected[name]:
             assert value in text, (name, value)
-        assert status.startswith("404" if name == "no such rule" else "200"), (name, status)
+        refused = {"no such rule": "404", "explain 0": "400", "explain 2": "400"}
+        assert status.startswith(refused.get(name, "200")), (name, status)
     filtered = _parsed(shown["filtered"][2]).attributes
     assert ("value", ATTRIBUTE + HOSTILE) in filtered  # the filter, whole, in its own field
     rule_field = _parsed(shown["explain 0"][2]).attributes
@@ -672,6 +740,69 @@ def test_rules_are_filtered_sorted_and_paged(make_ruleset: MakeRuleset) -> None:
     q = RuleQuery.parse({"per": ["100000"], "page": ["-3"], "sort": ["<x>"], "q": ["a" * 999]})
     assert (q.per, q.page, q.sort, len(q.text)) == (MAX_PER_PAGE, 1, "order", 200)
     assert RuleQuery.parse({"per": ["many"]}).per == RuleQuery().per
+
+
+def test_a_teams_own_rules_come_first_and_a_layer_filter_keeps_one_layer(
+    tmp_path: Path,
+) -> None:
+    """A team's two rules on a base of 120: in ruleset order they are the first rows of the
+    first page (they were the last page's), `layer=` keeps one layer's rules, the page has
+    the control, and every link of the table keeps the filter."""
+    base_rules = "rules:\n" + "".join(
+        f"  - id: base.r{i:03d}\n    when: {{http_status: {400 + i % 100}, code: c{i}}}\n"
+        "    class: ProviderError\n"
+        for i in range(120)
+    )
+    write_folder(
+        tmp_path / "base",
+        {
+            **serving_files(),
+            "ruleset.yaml": "name: base\nversion: 1.0.0\n",
+            "rules.yaml": base_rules,
+        },
+    )
+    team = write_folder(
+        tmp_path / "team",
+        {
+            "ruleset.yaml": "name: team\nversion: 2.0.0\nbase:\n  - path: ../base\n",
+            "team.yaml": TEAM_RULES
+            + "  - id: team.quota\n    when: {type: acme.QuotaGone}\n    class: QuotaExceeded\n",
+        },
+    )
+    ruleset = load_ruleset(team)
+    team_ids = ["team.hostile", "team.quota"]
+    assert [r.id for r in ruleset.rules if r.layer == 0] == team_ids
+    assert ruleset.rules[0].layer != 0  # the engine's order puts the base first ...
+    first = select_rules(ruleset, {}, RuleQuery())
+    assert [r.id for r, _ in first.rows[:2]] == team_ids  # ... the table, the team's rules
+    assert [r.id for r, _ in first.rows[2:5]] == ["base.r000", "base.r001", "base.r002"]
+    assert first.matched == len(ruleset.rules)
+    only_team = select_rules(ruleset, {}, RuleQuery(layer="team"))
+    assert ([r.id for r, _ in only_team.rows], only_team.pages) == (team_ids, 1)
+    only_base = select_rules(ruleset, {}, RuleQuery(layer="base", per=500))
+    assert only_base.matched == 120
+    assert {ruleset.layers[r.layer].name for r, _ in only_base.rows} == {"base"}
+    assert select_rules(ruleset, {}, RuleQuery(layer="elsewhere")).matched == 0
+    assert select_rules(ruleset, {}, RuleQuery(layer="team", text="quota")).matched == 1
+    parsed = RuleQuery.parse({"layer": [" base "], "page": ["2"]})
+    assert parsed.layer == "base"
+    assert "layer=base" in parsed.link(page=3)
+    # The page: the control lists each layer once, the chosen one selected.
+    explainer = Explainer()
+    try:
+        console = Console(
+            Sources(RulesetHolder(ruleset), Activity(), ExplainBudget(), explainer, 10_000)
+        )
+        status, _, page = _call(console, "GET", "/console", env={"QUERY_STRING": "layer=team"})
+    finally:
+        explainer.close()
+    assert status == "200 OK"
+    tags = _parsed(page)
+    assert [v for a, v in tags.attributes if a == "name"].count("layer") == 1
+    assert ("value", "team") in tags.attributes
+    assert "<option value='team' selected>team</option>" in page
+    assert "<option value='base'>base</option>" in page
+    assert "(2 rules)" in page
 
 
 def test_the_chart_has_a_bar_per_minute_of_the_last_hour() -> None:
@@ -776,7 +907,23 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     assert _call(console, "POST", "/console")[0] == "405 Method Not Allowed"
     bad = urllib.parse.urlencode({"descriptor": "type: [unclosed"}).encode()
     status, _, page = _call(console, "POST", "/console/explain", bad)
-    assert status == "200 OK"
+    assert status == "400 Bad Request"
     assert "Not a valid descriptor" in page
+    assert "&lt;form&gt;:1:16: descriptor: yaml_syntax_error:" in page
+    # Each malformed field is named, where it is in the form's text, and the form comes back.
+    wrong = '{"type": "a.B", "http_status": "abc", "origin": "nowhere", "colour": 1}'
+    status, headers, page = _call(
+        console, "POST", "/console/explain", urllib.parse.urlencode({"descriptor": wrong}).encode()
+    )
+    assert status == "400 Bad Request"
+    assert headers["Content-Security-Policy"] == CSP
+    shown = "".join(_parsed(page).text)
+    for named in ("descriptor.http_status", "descriptor.origin", "descriptor.colour"):
+        assert f": {named}: " in shown, named
+    assert wrong in shown  # the form, filled in again
+    no_rule = urllib.parse.urlencode({"descriptor": "type: a.B", "rule": "no.such-rule"})
+    status, _, page = _call(console, "POST", "/console/explain", no_rule.encode())
+    assert status == "400 Bad Request"
+    assert "has no rule &#39;no.such-rule&#39;" in page
     assert explainer.forks == 1  # explained in the explaining process, forked once
     explainer.close()

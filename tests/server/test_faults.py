@@ -43,8 +43,8 @@ from benchmarks.attacks import (
     silent_connections,
 )
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.conftest import StartApp
 from tests.support import ROOT, trailer, wait_for
 

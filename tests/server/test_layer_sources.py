@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES, wait_for, write_atomically, write_folder
 

@@ -12,8 +12,6 @@ import grpc
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.answer import Classification
 from classifier.codes import Code
 from classifier.engine.ruleset import Ruleset
@@ -21,6 +19,8 @@ from classifier.errors import Diagnostic
 from classifier.lint.checks import lint
 from classifier.server import ReloadResult, ReloadStatus, RulesetHolder, create_server
 from classifier.server.reload import Reloader, RulesWatcher, strict_check
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.conftest import StartApp
 from tests.support import (
     ConfigMapVolume,

@@ -20,8 +20,8 @@ import grpc
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 OK = pb.ExceptionDescriptor(
@@ -122,7 +122,7 @@ def _gone(pid: int) -> bool:
 
 def _hammer(port: int, stop: threading.Event, outcomes: list[str]) -> None:
     """Calls on fresh connections and on one kept open, until told to stop (or 2,000)."""
-    from classifier.client import Client
+    from errorclass_client import Client
 
     with Client(f"127.0.0.1:{port}", timeout=5, attempts=5, breaker=False) as kept:
         for i in range(2000):
@@ -315,3 +315,57 @@ def _python(
         finally:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_every_worker_serves_the_bundle_the_parent_built_and_signed(tmp_path: Path) -> None:
+    """Built and signed once, before the fork: each worker's start line names the same
+    bundle, and GetBundle gives the same bytes and signatures whichever worker answers."""
+    from classifier.cli import main
+
+    assert main(["bundle", "keygen", "-o", str(tmp_path / "ops")]) == 0
+    port = _free_port()
+    with _serve(
+        "--addr", f"127.0.0.1:{port}", "--workers", "2", "--bundle-key", str(tmp_path / "ops.key")
+    ) as proc:
+        assert proc.stderr is not None
+        try:
+            lines = [json.loads(proc.stderr.readline()) for _ in range(3)]
+            starts = [line for line in lines if line["event"] == "start"]
+            assert len(starts) == 2
+            assert starts[0]["bundle_digest"] == starts[1]["bundle_digest"]
+            assert starts[0]["bundle_key_ids"] == starts[1]["bundle_key_ids"] != []
+            served = set()
+            for _ in range(6):  # a connection each: the kernel picks a worker for each
+                with grpc.insecure_channel(
+                    f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)]
+                ) as channel:
+                    got = pb_grpc.ErrorClassifierStub(channel).GetBundle(
+                        pb.GetBundleRequest(), timeout=10
+                    )
+                    served.add((got.bundle_digest, got.signatures))
+            [(digest, signatures)] = served
+            assert digest == starts[0]["bundle_digest"]
+            assert signatures
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_bundle_that_cannot_serve_is_refused_before_any_worker_forks(tmp_path: Path) -> None:
+    from classifier.cli import main
+
+    assert main(["bundle", "keygen", "-o", str(tmp_path / "ci")]) == 0
+    other = write_folder(tmp_path / "other", ruleset_files("1.0.0", "Timeout"))
+    bundle = tmp_path / "b.json"
+    assert main(["bundle", "build", "--rules", str(other), "-o", str(bundle)]) == 0
+    assert main(["bundle", "sign", "--key", str(tmp_path / "ci.key"), str(bundle)]) == 0
+    args = ["--bundle-signatures", f"{bundle}.sig.json", "--bundle-public-key"]
+    with _serve(
+        "--addr", f"127.0.0.1:{_free_port()}", "--workers", "2", *args, str(tmp_path / "ci.pub")
+    ) as proc:
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.startswith(f"classifier: cannot serve: --bundle-signatures {bundle}.sig.json: ")
+    assert '"event": "workers"' not in err

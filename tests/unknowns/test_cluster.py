@@ -201,3 +201,52 @@ def test_golden_report(golden_log: Path, fmt: str, capsys: pytest.CaptureFixture
 def test_golden_proposals(golden_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["unknowns", "--rules", "rules", "--propose", "--top", "4", "logs"]) == 0
     assert_golden(GOLDEN / "propose.txt", capsys.readouterr().out)
+
+
+def test_now_reads_as_a_sentence_in_the_singular_and_the_plural(
+    make_ruleset: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cluster the ruleset covers now: `now: covered by rule ...` (never `now: now
+    covered`), `its one sampled member` for one, `all 3 sampled members` for three; partly
+    covered in the plural."""
+    from tests.unknowns.test_propose import write_log
+
+    before = make_ruleset("rules: []\n", name="before")
+    after = make_ruleset(
+        """
+        rules:
+          - id: acme.queue-full
+            when: {type: acme.QueueFull}
+            class: QuotaExceeded
+          - id: acme.late
+            when: {type: acme.Late}
+            class: Timeout
+          - id: acme.slow-east
+            when: {type: acme.SlowTool, message: 'region east'}
+            class: ToolTimeout
+        """,
+        name="after",
+    )
+    log = write_log(
+        tmp_path / "decisions.jsonl",
+        before,
+        [
+            {"type": "acme.QueueFull", "origin": "tool", "message": "queue is full"},
+            *({"type": "acme.Late", "message": f"late by {i} s"} for i in range(3)),
+            *(
+                {"type": "acme.SlowTool", "message": f"slow in region {r}"}
+                for r in ("east", "west")
+            ),
+        ],
+    )
+    capsys.readouterr()
+    assert main(["unknowns", "--rules", str(after), str(log)]) == 0
+    now = [line.strip() for line in capsys.readouterr().out.splitlines() if "now:" in line]
+    assert sorted(now) == [
+        "now: covered by rule acme.late (Timeout) under test 1.0.0: all 3 sampled members",
+        "now: covered by rule acme.queue-full (QuotaExceeded) under test 1.0.0: "
+        "its one sampled member",
+        "now: partly covered under test 1.0.0: 1 of 2 sampled members, by "
+        "acme.slow-east (ToolTimeout, 1)",
+    ]
+    assert not any("now: now" in line for line in now)

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import wait_for
 from tests.unknowns.test_propose import write_log

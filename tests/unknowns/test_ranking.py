@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
-from classifier.client.wire import descriptor_to_proto
 from classifier.engine.evaluate import classify
 from classifier.engine.nearness import rank
 from classifier.engine.trace import ExplainTracer
 from classifier.source.descriptor_file import descriptor_from_data
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.wire import descriptor_to_proto
 from tests.conftest import StartApp
 from tests.support import MakeRuleset, wait_for
 from tests.unknowns.test_propose import write_log

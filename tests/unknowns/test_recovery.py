@@ -26,15 +26,15 @@ import pytest
 import yaml
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
-from classifier.client.wire import descriptor_to_proto
 from classifier.generic_types import is_generic
 from classifier.server import App, ServeConfig
 from classifier.source.descriptor_file import descriptor_from_data
 from classifier.unknowns.cluster import Clusterer
 from classifier.unknowns.read import Record, read
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from errorclass_client.wire import descriptor_to_proto
 from tests.support import BUNDLED_RULES
 from tests.unknowns.families import pick
 from tests.unknowns.traffic import FAMILIES, RECOVERY, Traffic, measure
@@ -198,7 +198,7 @@ def test_every_proposal_is_proven_and_written_drafts_reclassify_exactly_the_unkn
         assert c["now"]["covered"], c["now"]
         [decided] = c["now"]["decided"]
         assert decided["rule"] == by_cluster[c["id"]]["rule_id"]
-        assert c["now"]["summary"].startswith(f"now covered by rule {decided['rule']} (")
+        assert c["now"]["summary"].startswith(f"covered by rule {decided['rule']} (")
     proposed_again = _json(
         capsys, ["unknowns", "--rules", str(head), "--propose", "--format", "json", str(logs)]
     )

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 import re2
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.cli import main
 from classifier.unknowns.drafts import template_pattern, words_pattern
 from classifier.unknowns.mask import literal_text, mask
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import BUNDLED_RULES
 

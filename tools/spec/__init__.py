@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.spec import render_go, render_java, render_node, render_python
+from tools.spec.bundle_vectors import bundle_files
 from tools.spec.facts import SPEC, facts
 from tools.spec.vectors import GENERATED
 
@@ -38,7 +39,9 @@ def files() -> dict[Path, str]:
     the_facts = facts()
     out: dict[Path, str] = {SPEC / "facts.json": to_json(the_facts)}
     for name, make in GENERATED.items():
-        out[SPEC / "vectors" / name] = to_json(make())
+        made = make()
+        out[SPEC / "vectors" / name] = made if isinstance(made, str) else to_json(made)
+    out.update(bundle_files())
     for render in RENDERERS:
         out.update(render(the_facts))
     return out

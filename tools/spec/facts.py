@@ -7,10 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from classifier import contract, limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier.source.documents import ORIGIN_ALIASES
 from classifier.source.messages import MAX_SHOWN
-from classifier.taxonomy import GRPC_CODES, Effect, ErrorClass, Origin, UnknownReason
+from classifier.taxonomy import (
+    GRPC_CODES,
+    ORIGIN_ALIASES,
+    Effect,
+    ErrorClass,
+    Origin,
+    UnknownReason,
+)
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SPEC = Path("clients") / "spec"

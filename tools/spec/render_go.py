@@ -170,6 +170,46 @@ def _response_failures(facts: dict[str, Any]) -> list[str]:
     ]
 
 
+def _evidence(facts: dict[str, Any]) -> list[str]:
+    evidence: dict[str, Any] = facts["evidence"]
+    details: dict[str, dict[str, str]] = evidence["google_details"]
+    rows = [
+        "\t{attribute: "
+        + go_string(name)
+        + ", typeURL: "
+        + go_string(detail["type_url"])
+        + ", field: "
+        + go_string(detail["field"])
+        + "},"
+        for name, detail in details.items()
+    ]
+    return [
+        _const_block(
+            _doc(
+                "The evidence a client keeps from a provider's error: each header of",
+                "evidenceHeaders with a value is the attribute HeaderAttributePrefix + its name",
+                "(lower case), each value stripped and cut to MaxEvidenceChars characters.",
+            ),
+            [
+                ("HeaderAttributePrefix", go_string(evidence["header_attribute_prefix"])),
+                ("MaxEvidenceChars", str(evidence["max_chars"])),
+            ],
+        ),
+        _doc(
+            "evidenceHeaders are the response headers kept: when to retry, and the provider's",
+            "clock (date). No other header is kept.",
+        )
+        + f"var evidenceHeaders = []string{_strings(evidence['headers'])}\n",
+        _doc(
+            "googleDetails are what a Google error's details (google.rpc.Status) give: the",
+            "attribute, from the first item of the type URL, its field (a dotted path).",
+        )
+        + "var googleDetails = []googleDetail{\n"
+        + "\n".join(rows)
+        + "\n}\n",
+    ]
+
+
 def facts_go(facts: dict[str, Any]) -> str:
     limits: dict[str, int] = facts["limits"]
     defaults: dict[str, Any] = facts["defaults"]
@@ -254,8 +294,24 @@ def facts_go(facts: dict[str, Any]) -> str:
             "UNAVAILABLE retried with backoff, and retry throttling (no retry storm in an outage).",
         )
         + f"const serviceConfigJSON = `{config}`\n",
+        _doc(
+            "effectNames and unknownReasonNames are the proto's RunEffect and UnknownReason",
+            "by number, as a bundle spells them.",
+        )
+        + "var (\n"
+        + "\n".join(
+            _aligned(
+                [
+                    ("effectNames", "[...]string" + _strings(facts["effects"])),
+                    ("unknownReasonNames", "[...]string" + _strings(facts["unknown_reasons"])),
+                ],
+                " = ",
+            )
+        )
+        + "\n)\n",
         *_runtime_facts(facts),
         *_response_failures(facts),
+        *_evidence(facts),
     ]
     return "\n".join(parts)
 

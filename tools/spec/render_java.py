@@ -118,6 +118,13 @@ def facts_java(facts: dict[str, Any]) -> str:
         for name, f in runtime.items()
     )
     failures = facts["response_failures"]
+    evidence = facts["evidence"]
+    details = ",\n".join(
+        f"            new GoogleDetail({string(attribute)}, "
+        f"{string(d['type_url'])}, {string(d['field'])})"
+        for attribute, d in evidence["google_details"].items()
+    )
+    prefix = string(evidence["header_attribute_prefix"])
     by_provider = map_of(
         [f"{string(p)}, {strings(r)}" for p, r in failures["failure_reasons"].items()],
         " " * 12,
@@ -149,6 +156,13 @@ public final class Facts {{
 
     /** The gRPC status names by number (0 OK ... 16 UNAUTHENTICATED), as Google spells them. */
     public static final List<String> GRPC_CODE_NAMES = {strings([n for n, _ in codes])};
+
+    /** Class names by number, as the proto numbers them. */
+    public static final List<String> CLASS_NAMES = {strings(facts["classes"])};
+    /** Effect names by number ({{@code EFFECT_NAMES.get(0)}} is unspecified). */
+    public static final List<String> EFFECT_NAMES = {strings(facts["effects"])};
+    /** Why an answer is Unknown, by number ({{@code UNKNOWN_REASON_NAMES.get(0)}} is none). */
+    public static final List<String> UNKNOWN_REASON_NAMES = {strings(facts["unknown_reasons"])};
 
     /** The proto package and the service's full name. */
     public static final String SERVICE_PACKAGE = {string(facts["service"]["package"])};
@@ -208,6 +222,27 @@ public final class Facts {{
             {string(failures["finish_reason_message"])};
     public static final String PROMPT_BLOCKED_MESSAGE =
             {string(failures["prompt_blocked_message"])};
+
+    /**
+     * A provider's response header kept as evidence is the attribute of this prefix and the
+     * header's name in lower case.
+     */
+    public static final String HEADER_ATTRIBUTE_PREFIX = {prefix};
+    /** The response headers kept from a provider's error, by their lower-case names. */
+    public static final List<String> EVIDENCE_HEADERS = {strings(evidence["headers"])};
+
+    /**
+     * A Google error detail kept as an attribute: the first {{@code details}} item of {{@code
+     * typeUrl}}, its {{@code field}} (a dotted path, {{@code violations[0].quotaId}}) when text.
+     */
+    public record GoogleDetail(String attribute, String typeUrl, String field) {{}}
+
+    /** What a Google error body's {{@code details}} say, kept as attributes. */
+    public static final List<GoogleDetail> GOOGLE_DETAILS = List.of(
+{details});
+
+    /** Each kept header or detail value is cut to this many characters. */
+    public static final int MAX_EVIDENCE_CHARS = {evidence["max_chars"]};
 
     private Facts() {{}}
 }}

@@ -11,6 +11,11 @@ next to it, so it ships in clients/node/generated/ everything it reads at run ti
   package refuses a misspelt key as `classifier classify` does.
 - `proto/errorclass/v1/classifier.proto`: the contract, loaded at run time by
   @grpc/proto-loader (no generated stubs).
+- `proto/google/rpc/status.proto` and `error_details.proto`: google.rpc.Status and
+  BadRequest, with which the client reads the fields a server's INVALID_ARGUMENT names
+  (the `grpc-status-details-bin` trailer). Copied from the googleapis-common-protos
+  package pinned in constraints.txt (the one the service's grpcio-status uses, in the dev
+  venv), so the copy changes only when that pin does.
 
 Every file is committed (packing needs no Python); the drift test regenerates them.
 """
@@ -19,6 +24,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+from google.rpc import status_pb2
 
 from classifier.cli.schema import FOLDER as SCHEMA_FOLDER
 from classifier.cli.schema import file_name
@@ -29,6 +36,9 @@ PACKAGE = Path("clients") / "node"
 OUT = PACKAGE / "generated"
 PROTO = Path("proto") / "errorclass" / "v1" / "classifier.proto"
 SCHEMA = file_name("descriptor")
+GOOGLE_RPC = Path("google") / "rpc"
+GOOGLE_RPC_PROTOS = ("status.proto", "error_details.proto")
+"""google.rpc's protos the package reads a refusal's details with."""
 
 
 def render(facts: dict[str, Any]) -> dict[Path, str]:
@@ -39,4 +49,10 @@ def render(facts: dict[str, Any]) -> dict[Path, str]:
         OUT / "facts.json": to_json(facts),
         OUT / SCHEMA: (SCHEMA_FOLDER / SCHEMA).read_text(encoding="utf-8"),
         OUT / PROTO: (ROOT / PROTO).read_text(encoding="utf-8"),
+        **{OUT / "proto" / GOOGLE_RPC / name: _google_rpc(name) for name in GOOGLE_RPC_PROTOS},
     }
+
+
+def _google_rpc(name: str) -> str:
+    """A google/rpc proto as the installed googleapis-common-protos ships it."""
+    return (Path(status_pb2.__file__).parent / name).read_text(encoding="utf-8")

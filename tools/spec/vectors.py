@@ -9,6 +9,7 @@ here: every file has a known kind and unique names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from classifier import limits
@@ -18,6 +19,7 @@ from classifier.source.documents import parse_origin
 
 KINDS = (
     "error_body",
+    "stream_error",
     "finish_reason",
     "response",
     "runtime_facts",
@@ -25,6 +27,8 @@ KINDS = (
     "fit",
     "breaker",
     "outage",
+    "bundle",
+    "bundle_verify",
 )
 """Every kind of vector file; a runner fails on a file of a kind it does not know."""
 
@@ -272,5 +276,19 @@ def validate_vectors() -> dict[str, Any]:
     }
 
 
-GENERATED = {"validate.json": validate_vectors}
-"""The vector files the generator writes, by file name."""
+def _bundle_file(name: str) -> Callable[[], str]:
+    def make() -> str:
+        from tools.spec.bundle_vectors import vector_files  # it builds on this module
+
+        return vector_files()[name]
+
+    return make
+
+
+BUNDLE_FILES = ("bundle.json", "bundle.library.json", "bundle.library-rules.json")
+GENERATED: dict[str, Callable[[], Any]] = {
+    "validate.json": validate_vectors,
+    **{name: _bundle_file(name) for name in (*BUNDLE_FILES, "bundle_verify.json")},
+}
+"""The vector files the generator writes, by file name: the data, or (bundle vectors, one a
+line) the text itself."""

@@ -15,6 +15,11 @@ masked something (which fields, how many of each mask):
 (`retry_after` only for a retryable answer whose descriptor carried the provider's
 retry evidence: the wait it advises, and where it came from.)
 
+A decision a client made in process from a bundle and reported (ReportDecisions) is a
+line of the same shape, its `answer` the client's, with `"local": true`, the
+`bundle_digest` that decided, `bundle_serving` (whether that bundle was the serving one
+when the report came) and `reported_at`; its `ts` is when the client decided.
+
 Calls only enqueue; one writer thread masks, serialises and writes. What the log
 can cost is bounded whatever the disk does:
 
@@ -49,25 +54,34 @@ from pathlib import Path
 from typing import Any
 
 from classifier.answer import Classification, classification_dict
+from classifier.defaults import (
+    DEFAULT_DECISION_LOG_BACKUPS,
+    DEFAULT_DECISION_LOG_MAX_BYTES,
+    DEFAULT_DECISION_LOG_QUEUE_BYTES,
+)
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import RateLimitedLog, log, utc_time
 from classifier.server.observers.metrics import Metrics
+from classifier.server.serving_bundle import LocalDecision
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-DEFAULT_BACKUPS = 3
 QUEUE_SIZE = 10_000
-DEFAULT_QUEUE_BYTES = 16 * 1024 * 1024
-"""Bytes of lines waiting for the writer, estimated: past it, lines are dropped."""
 LINE_OVERHEAD = 600
 """Bytes a line takes beyond its descriptor's text: keys, the answer, the timestamp."""
+LOCAL_OVERHEAD = 200
+"""What a reported decision's line adds: its answer's own text, the bundle digest, a time."""
 BATCH_LINES = 256
 CHUNK_BYTES = 256 * 1024
 ERROR_LOG_SECONDS = 60.0
 RETRY_SECONDS = 1.0
 CLOSE_SECONDS = 1.0
+
+
+_Item = tuple[float, Descriptor, Classification, int, LocalDecision | None]
+"""A queued line: when, the descriptor, the answer, its estimated size, and what a reported
+decision adds (None for the server's own answers)."""
 
 
 def answer_dict(c: Classification) -> dict[str, Any]:
@@ -83,9 +97,14 @@ def decision_line(
     c: Classification,
     redactor: Redactor | None = DEFAULT,
     metrics: Metrics | None = None,
+    local: LocalDecision | None = None,
 ) -> str:
+    """The line of one answer given at `ts`; of a reported decision when `local` says so
+    (its `ts` then when the client decided, `ts` when the report came)."""
     data = descriptor_dict(descriptor)
     record: dict[str, Any] = {"ts": ts, "ruleset_version": c.ruleset_version}
+    if local is not None:
+        record.update(local_fields(ts, local))
     if redactor is not None:
         data, masked = redactor.descriptor(data)
         if masked:
@@ -96,6 +115,18 @@ def decision_line(
     record["descriptor"] = data
     record["answer"] = answer_dict(c)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def local_fields(reported_at: str, local: LocalDecision) -> dict[str, Any]:
+    """What a reported decision's line says beyond an answer's, `ts` first (the corpus
+    readers find a decision line by its opening `{"ts":"`)."""
+    return {
+        "ts": reported_at if local.decided_at is None else utc_time(local.decided_at),
+        "local": True,
+        "bundle_digest": local.bundle_digest,
+        "bundle_serving": local.serving,
+        "reported_at": reported_at,
+    }
 
 
 def line_weight(d: Descriptor) -> int:
@@ -119,10 +150,10 @@ class DecisionLog:
         metrics: Metrics,
         *,
         unknown_only: bool = False,
-        max_bytes: int = DEFAULT_MAX_BYTES,
-        backups: int = DEFAULT_BACKUPS,
+        max_bytes: int = DEFAULT_DECISION_LOG_MAX_BYTES,
+        backups: int = DEFAULT_DECISION_LOG_BACKUPS,
         queue_size: int = QUEUE_SIZE,
-        queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        queue_bytes: int = DEFAULT_DECISION_LOG_QUEUE_BYTES,
         redactor: Redactor | None = DEFAULT,
         close_timeout: float = CLOSE_SECONDS,
     ) -> None:
@@ -133,7 +164,7 @@ class DecisionLog:
         self.queue_bytes = queue_bytes
         self.redactor = redactor
         self.close_timeout = close_timeout
-        self._items: deque[tuple[float, Descriptor, Classification, int]] = deque()
+        self._items: deque[_Item] = deque()
         self._bytes = 0
         self._cond = threading.Condition(threading.Lock())
         self._stopping = False
@@ -184,9 +215,20 @@ class DecisionLog:
         self._file.close()
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None:
+        self._add(descriptor, result, None)
+
+    def reported(
+        self, descriptor: Descriptor, result: Classification, local: LocalDecision
+    ) -> None:
+        """A decision a client made from its bundle: a line marked local."""
+        self._add(descriptor, result, local)
+
+    def _add(
+        self, descriptor: Descriptor, result: Classification, local: LocalDecision | None
+    ) -> None:
         if self.unknown_only and result.error_class is not ErrorClass.Unknown:
             return
-        weight = line_weight(descriptor)
+        weight = line_weight(descriptor) + (LOCAL_OVERHEAD if local is not None else 0)
         with self._cond:
             if (
                 self._stopping
@@ -196,14 +238,14 @@ class DecisionLog:
                 dropped = True
             else:
                 dropped = False
-                self._items.append((time.time(), descriptor, result, weight))
+                self._items.append((time.time(), descriptor, result, weight, local))
                 self._bytes += weight
                 if len(self._items) == 1:
                     self._cond.notify()
         if dropped:
             self.metrics.decision_log_dropped.inc()
 
-    def _take(self) -> list[tuple[float, Descriptor, Classification, int]] | None:
+    def _take(self) -> list[_Item] | None:
         with self._cond:
             while not self._items and not self._stopping:
                 self._cond.wait(1.0)
@@ -217,8 +259,10 @@ class DecisionLog:
     def _run(self) -> None:
         while (batch := self._take()) is not None:
             lines = [
-                (decision_line(utc_time(at), d, r, self.redactor, self.metrics) + "\n").encode()
-                for at, d, r, _ in batch
+                (
+                    decision_line(utc_time(at), d, r, self.redactor, self.metrics, local) + "\n"
+                ).encode()
+                for at, d, r, _, local in batch
             ]
             written, error = self._file.write(lines)
             if written:

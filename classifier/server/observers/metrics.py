@@ -6,6 +6,11 @@ two counters, computed where it is read:
 
     sum(rate(errorclass_unknown_total[5m]))
       / sum(rate(errorclass_classifications_total[5m]))
+
+Decisions clients made in process from a bundle and reported (ReportDecisions) are
+counted apart, in `errorclass_local_decisions_total` and `errorclass_local_unknown_total`,
+so the series above keep meaning the answers this server gave; the Unknown share of
+every failure adds the two (deploy/prometheus/errorclass.rules.yaml).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.ruleset import Ruleset
+from classifier.server.serving_bundle import LocalDecision, ServingBundle
 from classifier.server.serving_ruleset import ReloadStatus
 from classifier.taxonomy import ErrorClass, Origin, UnknownReason
 
@@ -188,6 +194,32 @@ class Metrics:
             ("rpc", "reason"),
             registry=r,
         )
+        self.local_decisions = Counter(
+            "errorclass_local_decisions",
+            "Decisions clients made in process from a bundle and reported (ReportDecisions), "
+            "by class, descriptor origin and bundle (serving: the bundle this server serves; "
+            "other: an older one, or one built elsewhere).",
+            ("class", "origin", "bundle"),
+            registry=r,
+        )
+        self.local_unknown = Counter(
+            "errorclass_local_unknown",
+            "Reported decisions that were Unknown, by reason: no_match or conflict.",
+            ("reason",),
+            registry=r,
+        )
+        self.bundle_info = Gauge(
+            "errorclass_bundle_info",
+            "The serving ruleset's bundle (always 1), by digest and how it is signed "
+            "(keys, signatures_file, unsigned; off: GetBundle does not serve it).",
+            ("digest", "signing"),
+            registry=r,
+        )
+        self._local_unknown = {
+            reason: self.local_unknown.labels(reason.name)
+            for reason in (UnknownReason.no_match, UnknownReason.conflict)
+        }
+        self._local: dict[tuple[ErrorClass, Origin, bool], Any] = {}
         self._unknown = {  # 0 from the start: the share is 0, not absent
             reason: self.unknown.labels(reason.name)
             for reason in (UnknownReason.no_match, UnknownReason.conflict)
@@ -206,6 +238,27 @@ class Metrics:
         child.inc()
         if result.error_class is ErrorClass.Unknown:
             self._unknown[result.unknown_reason].inc()
+
+    def reported(
+        self, descriptor: Descriptor, result: Classification, local: LocalDecision
+    ) -> None:
+        key = (result.error_class, descriptor.origin, local.serving)
+        child = self._local.get(key)
+        if child is None:
+            child = self._local[key] = self.local_decisions.labels(
+                result.error_class.name,
+                descriptor.origin.name,
+                "serving" if local.serving else "other",
+            )
+        child.inc()
+        if result.error_class is ErrorClass.Unknown:
+            self._local_unknown[result.unknown_reason].inc()
+
+    def bundle(self, bundle: ServingBundle | None) -> None:
+        """Show which bundle serves (replacing the previous one's series)."""
+        self.bundle_info.clear()
+        if bundle is not None:
+            self.bundle_info.labels(bundle.digest, bundle.signing.value).set(1)
 
     def serving(self, role: str, ruleset: Ruleset, *, reload_ok: bool = True) -> None:
         """Record which ruleset serves in `role` (replacing the previous one's info), and

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from classifier.answer import Classification
+from classifier.defaults import DEFAULT_SHADOW_EXAMPLES
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.redact import DEFAULT, Redactor
@@ -28,7 +29,6 @@ from classifier.server.observers.metrics import Metrics
 from classifier.server.serving_ruleset import RulesetHolder
 from classifier.source.descriptor_file import descriptor_dict
 
-DEFAULT_EXAMPLES = 5
 MAX_KINDS = 1000
 
 Kind = tuple[str, str, str, str]
@@ -77,7 +77,7 @@ class Shadow:
         holder: RulesetHolder,
         metrics: Metrics,
         *,
-        examples: int = DEFAULT_EXAMPLES,
+        examples: int = DEFAULT_SHADOW_EXAMPLES,
         redactor: Redactor = DEFAULT,
     ) -> None:
         self.holder = holder

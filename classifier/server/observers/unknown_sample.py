@@ -9,7 +9,9 @@ many it stands for. The sample's size is counted in bytes (each line, its key an
 bookkeeping around them); past `max_bytes` the keys updated longest ago are evicted.
 
 `GET /-/unknowns` on the admin port returns it as JSON Lines in the decision-log shape,
-each line with `"seen": N`, which `classifier unknowns --addr` reads.
+each line with `"seen": N`, which `classifier unknowns --addr` reads. An Unknown a client
+decided from its bundle and reported (ReportDecisions) is taken in the same way, its line
+marked local as the decision log marks it.
 """
 
 from __future__ import annotations
@@ -24,17 +26,18 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from classifier.answer import Classification
+from classifier.defaults import DEFAULT_UNKNOWN_SAMPLE_BYTES
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import utc_time
-from classifier.server.observers.decisions import answer_dict
+from classifier.server.observers.decisions import answer_dict, local_fields
 from classifier.server.observers.metrics import Metrics
+from classifier.server.serving_bundle import LocalDecision
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 from classifier.unknowns.mask import mask
 from classifier.unknowns.structure import structural_key
 
-DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 QUEUE_SIZE = 10_000
 ENTRY_OVERHEAD = 400
 """Bytes counted per kept key beyond its line and key: the entry object, the ordered dict's
@@ -56,16 +59,16 @@ class UnknownSample:
         self,
         metrics: Metrics,
         *,
-        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_bytes: int = DEFAULT_UNKNOWN_SAMPLE_BYTES,
         queue_size: int = QUEUE_SIZE,
         redactor: Redactor = DEFAULT,
     ) -> None:
         self.max_bytes = max_bytes
         self.redactor = redactor
         self.metrics = metrics
-        self._queue: queue.Queue[tuple[float, Descriptor, Classification] | None] = queue.Queue(
-            queue_size
-        )
+        self._queue: queue.Queue[
+            tuple[float, Descriptor, Classification, LocalDecision | None] | None
+        ] = queue.Queue(queue_size)
         self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
         self._bytes = 0
         self.taken = 0
@@ -83,10 +86,16 @@ class UnknownSample:
             self._thread.join()
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None:
+        self.reported(descriptor, result, None)
+
+    def reported(
+        self, descriptor: Descriptor, result: Classification, local: LocalDecision | None
+    ) -> None:
+        """An answer given (`local` None) or a decision a client reported."""
         if result.error_class is not ErrorClass.Unknown:
             return
         try:
-            self._queue.put_nowait((time.time(), descriptor, result))
+            self._queue.put_nowait((time.time(), descriptor, result, local))
         except queue.Full:
             self.metrics.unknown_sample_dropped.inc()
 
@@ -94,7 +103,13 @@ class UnknownSample:
         while (item := self._queue.get()) is not None:
             self.add(*item)
 
-    def add(self, at: float, descriptor: Descriptor, result: Classification) -> None:
+    def add(
+        self,
+        at: float,
+        descriptor: Descriptor,
+        result: Classification,
+        local: LocalDecision | None = None,
+    ) -> None:
         """Keep this Unknown as its key's newest (the worker thread calls this)."""
         data, _ = self.redactor.descriptor(descriptor_dict(descriptor))
         reason = result.unknown_reason.name
@@ -102,12 +117,14 @@ class UnknownSample:
             f"{structural_key(data, reason).text()}\n{mask(data.get('message', ''))}".encode(),
             digest_size=16,
         ).digest()
-        record = {
+        record: dict[str, object] = {
             "ts": utc_time(at),
             "ruleset_version": result.ruleset_version,
-            "descriptor": data,
-            "answer": answer_dict(result),
         }
+        if local is not None:
+            record.update(local_fields(utc_time(at), local))
+        record["descriptor"] = data
+        record["answer"] = answer_dict(result)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))[:-1]
         size = sys.getsizeof(line) + sys.getsizeof(key) + ENTRY_OVERHEAD
         with self._lock:

@@ -20,34 +20,30 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
-from classifier.engine.ruleset import Ruleset
-from classifier.server.explain import ExplainBudget, Explainer
-from classifier.server.observers.metrics import Metrics
-from classifier.server.rpc.lane_interceptor import LaneInterceptor
-from classifier.server.rpc.lanes import (
+from classifier.defaults import (
+    DEFAULT_ADDRESS,
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_MAX_CONCURRENT_RPCS,
     DEFAULT_MAX_STREAMS,
     DEFAULT_MAX_STREAMS_PER_CONNECTION,
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
-    LaneLimits,
-    Lanes,
+    DEFAULT_THREADS,
 )
+from classifier.engine.ruleset import Ruleset
+from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.observers.metrics import Metrics
+from classifier.server.rpc.lane_interceptor import LaneInterceptor
+from classifier.server.rpc.lanes import LaneLimits, Lanes
 from classifier.server.rpc.observing_interceptor import ObservingInterceptor
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.rpc.service import ClassifierService, Observer
+from classifier.server.rpc.service import ClassifierService, Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles, server_credentials
 from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ErrorClassifier"].full_name
-DEFAULT_ADDRESS = "127.0.0.1:50051"
-DEFAULT_THREADS = 4
-"""Few threads serve more: every thread holding the GIL slows the others' calls (measured
-in docs/performance.md: 4 threads answer 1.3-1.5x the calls 8 do). Each open stream holds
-one, so raise --threads for clients that keep streams open."""
-DEFAULT_GRACE_SECONDS = 5.0
-DEFAULT_MAX_CONCURRENT_RPCS = 256
 KEEPALIVE_SECONDS = 60.0
 """How often the server pings a quiet connection; a peer that stops answering
 (and the streams it held) is let go KEEPALIVE_TIMEOUT_SECONDS later."""
@@ -193,6 +189,7 @@ def create_server(
     threads: int = DEFAULT_THREADS,
     candidate: RulesetHolder | None = None,
     observers: Sequence[Observer] = (),
+    reporters: Sequence[Reporter] = (),
     metrics: Metrics | None = None,
     tls: TlsFiles | None = None,
     limits: ServerLimits | None = None,
@@ -203,10 +200,11 @@ def create_server(
 ) -> GrpcServer:
     """A server bound to `address` (port 0 picks a free port), not yet started.
 
-    Metrics always count every answer; `observers` (the decision log, the
-    shadow) are told after them. `lanes` (with their pushback), `explain_budget`
-    and `explainer` are the owner's (runtime.App), who closes the explainer;
-    those not given are made here for this server alone, and it closes them.
+    Metrics always count every answer and every reported decision; `observers` (the
+    decision log, the shadow) are told of answers after them, `reporters` (the decision
+    log, the live Unknown sample) of reported decisions. `lanes` (with their pushback),
+    `explain_budget` and `explainer` are the owner's (runtime.App), who closes the
+    explainer; those not given are made here for this server alone, and it closes them.
     """
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
     metrics = metrics or Metrics()
@@ -232,6 +230,7 @@ def create_server(
         pushback=lanes.pushback,
         candidate=candidate,
         observers=[metrics, *observers],
+        reporters=[metrics, *reporters],
     )
     pb_grpc.add_ErrorClassifierServicer_to_server(service, grpc_server)
     health_servicer = health.HealthServicer(experimental_non_blocking=True)

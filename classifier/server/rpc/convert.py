@@ -11,13 +11,13 @@ wire), parsed back in one C call instead of assembled message by message.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from operator import attrgetter
 from typing import cast
 
 import classifier
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import Action, Classification, Explanation, RetryAfter, RuleVerdict
 from classifier.descriptor import (
     CAUSE_FIELDS,
@@ -29,8 +29,12 @@ from classifier.descriptor import (
 )
 from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
+from classifier.errors import DescriptorError, FieldViolation
+from classifier.server.serving_bundle import LocalDecision, ServingBundle
 from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
-from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass
+from classifier.source.documents import RULE_ID_PATTERN
+from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass, UnknownReason
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 
 def descriptor_from_proto(msg: pb.ExceptionDescriptor) -> Descriptor:
@@ -150,17 +154,10 @@ def _build_response(c: Classification, descriptor: Descriptor | None) -> pb.Clas
 
 
 def _set_retry_after(response: pb.ClassifyResponse, advice: RetryAfter) -> None:
-    """THE PLACE TO FILL when ClassifyResponse gains `google.protobuf.Duration retry_after`
-    and `string retry_after_source` (issue 33, after the client move):
-
-        response.retry_after.FromTimedelta(advice.delay)
-        response.retry_after_source = advice.source
-
-    Until then the wait reaches the decision log, explain and `classifier classify`, not
-    the wire. An answer with a wait is never one of the prebuilt responses (the wait is
-    the descriptor's, not the rule's), so whatever is set here is set on a fresh message.
-    """
-    del response, advice
+    """An answer with a wait is never one of the prebuilt responses (the wait is the
+    descriptor's, not the rule's), so this sets it on a fresh message."""
+    response.retry_after.FromTimedelta(advice.delay)
+    response.retry_after_source = advice.labelled_source
 
 
 def _cut(text: str, limit: int = limits.MAX_EXPLAINED_TEXT_CHARS) -> str:
@@ -241,8 +238,9 @@ def verdict_to_proto(v: RuleVerdict) -> pb.RuleVerdict:
 
 
 def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) -> pb.RulesetInfo:
-    """The serving ruleset, its last reload, and the candidate shadowing it, if any."""
-    ruleset = holder.current
+    """The serving ruleset with its bundle, its last reload, and the candidate shadowing it,
+    if any."""
+    ruleset, bundle = holder.serving
     info = pb.RulesetInfo(
         name=ruleset.name,
         version=ruleset.version,
@@ -257,6 +255,9 @@ def ruleset_info(holder: RulesetHolder, candidate: RulesetHolder | None = None) 
         ],
         classifier_version=classifier.__version__,
     )
+    if bundle is not None:
+        info.bundle_digest = bundle.digest
+        info.bundle_signed = bundle.signed
     if holder.last_reload is not None:
         info.last_reload.CopyFrom(reload_status_to_proto(holder.last_reload))
     if candidate is not None:
@@ -294,3 +295,174 @@ def list_classes(ruleset: Ruleset) -> pb.ListClassesResponse:
             for cls in ErrorClass
         ]
     )
+
+
+def bundle_responses(bundle: ServingBundle) -> tuple[pb.GetBundleResponse, pb.GetBundleResponse]:
+    """GetBundle's two answers for a bundle: in full, and `unchanged` (to a caller that has
+    it), made once per bundle and returned to every call (nothing changes them)."""
+    unchanged = pb.GetBundleResponse(
+        bundle_digest=bundle.digest,
+        ruleset_digest=bundle.ruleset_digest,
+        signed=bundle.signed,
+        unchanged=True,
+    )
+    full = pb.GetBundleResponse(
+        bundle=bundle.data,
+        signatures=bundle.signatures,
+        bundle_digest=bundle.digest,
+        ruleset_digest=bundle.ruleset_digest,
+        signed=bundle.signed,
+    )
+    return full, unchanged
+
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+_RULE_ID = re.compile(RULE_ID_PATTERN)
+_CLASSES = {int(k) for k in ErrorClass}
+_EFFECTS = {int(e) for e in Effect}
+_REASONS = {int(r) for r in UnknownReason}
+_TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)
+"""google.protobuf.Timestamp's range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z."""
+
+
+class ReportedAnswers:
+    """Reported answers, each checked once: a client's answers are the few hundred its
+    bundle gives (one per rule and Unknown reason), so a report of a thousand decisions
+    is mostly answers seen before, found by their wire bytes (checking one costs about
+    twice as much as checking its descriptor). One per servicer; the cap only guards
+    against answers made some other way."""
+
+    def __init__(self, limit: int = _PREBUILT_MAX) -> None:
+        self.limit = limit
+        self._checked: dict[bytes, Classification] = {}
+
+    def answer(self, msg: pb.ClassifyResponse) -> Classification:
+        """The answer as a Classification; DescriptorError as `reported_answer` raises it."""
+        key = msg.SerializeToString(deterministic=True)
+        found = self._checked.get(key)
+        if found is None:
+            found = reported_answer(msg)
+            if len(self._checked) >= self.limit:
+                self._checked.clear()
+            self._checked[key] = found
+        return found
+
+
+def reported_decision(
+    msg: pb.ReportedDecision, serving_bundle: str, answers: ReportedAnswers
+) -> tuple[Descriptor, Classification, LocalDecision]:
+    """A decision a client reported, validated: the descriptor as Classify validates it, the
+    answer's class, effect and reason ones this server knows, the digests well formed.
+    DescriptorError names every bad field from the decision (`descriptor.type`,
+    `answer.error_class`, `bundle_digest`); `serving_bundle` is the serving bundle's digest.
+    """
+    violations: list[FieldViolation] = []
+    descriptor: Descriptor | None = None
+    if not msg.HasField("descriptor"):
+        violations.append(FieldViolation("descriptor", "is required"))
+    else:
+        try:
+            descriptor = descriptor_from_proto(msg.descriptor)
+        except DescriptorError as exc:
+            violations += exc.violations
+    answer: Classification | None = None
+    if not msg.HasField("answer"):
+        violations.append(FieldViolation("answer", "is required"))
+    else:
+        try:
+            answer = answers.answer(msg.answer)
+        except DescriptorError as exc:
+            violations += exc.violations
+    if not _DIGEST.fullmatch(msg.bundle_digest):
+        violations.append(
+            FieldViolation(
+                "bundle_digest",
+                "must be the digest of the bundle that decided, sha256:<64 hex digits> "
+                f"(GetBundleResponse.bundle_digest), not {_shown(msg.bundle_digest)}",
+            )
+        )
+    decided_at: float | None = None
+    if msg.HasField("decided_at"):
+        at = msg.decided_at
+        if _TIMESTAMP_SECONDS[0] <= at.seconds <= _TIMESTAMP_SECONDS[1] and (
+            0 <= at.nanos < 1_000_000_000
+        ):
+            decided_at = at.seconds + at.nanos / 1e9
+        else:
+            violations.append(
+                FieldViolation(
+                    "decided_at",
+                    f"not a time (seconds {at.seconds}, nanos {at.nanos}): a Timestamp is "
+                    "0001-01-01 to 9999-12-31, nanos 0 to 999,999,999",
+                )
+            )
+    if violations:
+        raise DescriptorError(violations)
+    assert descriptor is not None
+    assert answer is not None
+    local = LocalDecision(msg.bundle_digest, msg.bundle_digest == serving_bundle, decided_at)
+    return descriptor, answer, local
+
+
+def reported_answer(msg: pb.ClassifyResponse) -> Classification:
+    """A reported answer as a Classification; DescriptorError naming each bad field
+    (`answer.effect`). Its class, effect and reason must be ones this server knows (it
+    counts them by name), an Unknown must say why and nothing else may, and its texts are
+    bounded (they are written to the decision log)."""
+    violations: list[FieldViolation] = []
+
+    def bad(field: str, message: str) -> None:
+        violations.append(FieldViolation(f"answer.{field}", message))
+
+    number, reason = int(msg.error_class), int(msg.unknown_reason)
+    if number not in _CLASSES:
+        bad("error_class", f"{number} is no class this server knows (0-{max(_CLASSES)})")
+    elif msg.class_name and msg.class_name != ErrorClass(number).name:
+        bad(
+            "class_name",
+            f"{_shown(msg.class_name)} is not the name of class {number} "
+            f"({ErrorClass(number).name})",
+        )
+    if msg.effect not in _EFFECTS:
+        bad("effect", f"{msg.effect} is no effect this server knows (0-{max(_EFFECTS)})")
+    if reason not in _REASONS:
+        bad("unknown_reason", f"{reason} is no reason this server knows")
+    elif number == ErrorClass.Unknown and reason == UnknownReason.none:
+        bad("unknown_reason", "an Unknown answer says why: NO_MATCH or CONFLICT")
+    elif number in _CLASSES and number != ErrorClass.Unknown and reason != UnknownReason.none:
+        bad("unknown_reason", "only an Unknown answer has a reason")
+    if msg.rule_id and not _RULE_ID.fullmatch(msg.rule_id):
+        bad("rule_id", f"{_shown(msg.rule_id)} is not a rule id (the rules' id grammar)")
+    if not _DIGEST.fullmatch(msg.ruleset_digest):
+        bad(
+            "ruleset_digest",
+            "must be the digest of the ruleset that decided, sha256:<64 hex digits>, not "
+            f"{_shown(msg.ruleset_digest)}",
+        )
+    for field, text in (
+        ("class_name", msg.class_name),
+        ("rule_id", msg.rule_id),
+        ("ruleset_version", msg.ruleset_version),
+        ("action.id", msg.action.id),
+        ("action.summary", msg.action.summary),
+        ("action.runbook_url", msg.action.runbook_url),
+    ):
+        if len(text) > limits.MAX_REPORTED_TEXT_CHARS:
+            bad(field, f"{len(text):,} characters, over {limits.MAX_REPORTED_TEXT_CHARS:,}")
+    if violations:
+        raise DescriptorError(violations)
+    return Classification(
+        error_class=ErrorClass(msg.error_class),
+        action=Action(msg.action.id, msg.action.summary, msg.action.runbook_url),
+        effect=Effect(msg.effect),
+        retryable=msg.retryable,
+        rule_id=msg.rule_id,
+        ruleset_version=msg.ruleset_version,
+        ruleset_digest=msg.ruleset_digest,
+        unknown_reason=UnknownReason(msg.unknown_reason),
+    )
+
+
+def _shown(text: str) -> str:
+    """A value a caller sent, quoted and cut, for a violation's message."""
+    return repr(text[:80] + ("..." if len(text) > 80 else "")) if text else "empty"

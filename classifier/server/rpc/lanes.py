@@ -8,8 +8,9 @@ gets a *lane*: a thread pool of its own (grpcio's `experimental_thread_pool`
 on the handler, set by classifier.server.internals.run_on), with a bound on
 the calls it holds.
 
-    unary       Classify, ClassifyBatch, GetRuleset, ListClasses, and whatever else
-                is unary: --threads workers, --max-concurrent-rpcs calls queued or served
+    unary       Classify, ClassifyBatch, GetRuleset, ListClasses, GetBundle,
+                ReportDecisions, and whatever else is unary: --threads workers,
+                --max-concurrent-rpcs calls queued or served
     health      grpc.health.v1 Check: threads of its own, so probes never queue
                 behind classification
     stream      ClassifyStream: one thread per open stream, up to --max-streams
@@ -45,6 +46,11 @@ from typing import Any
 
 import grpc
 
+from classifier.defaults import (
+    DEFAULT_MAX_STREAMS,
+    DEFAULT_STREAM_IDLE_SECONDS,
+    DEFAULT_STREAM_MAX_AGE_SECONDS,
+)
 from classifier.server.log import RateLimitedLog
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.executor import Lane
@@ -56,12 +62,6 @@ HEALTH_WATCH = "/grpc.health.v1.Health/Watch"
 REFLECTION_PREFIX = "/grpc.reflection."
 REFUSED_LOG_SECONDS = 10.0
 
-DEFAULT_MAX_STREAMS = 512
-"""Open ClassifyStream calls at once (each holds a thread, asleep while idle)."""
-DEFAULT_MAX_STREAMS_PER_CONNECTION = 100
-"""HTTP/2 concurrent streams on one connection (the SETTINGS limit), every call included."""
-DEFAULT_STREAM_IDLE_SECONDS = 60.0
-DEFAULT_STREAM_MAX_AGE_SECONDS = 3600.0
 HEALTH_THREADS = 2
 HEALTH_QUEUE = 64
 REFLECTION_STREAMS = 16

@@ -5,6 +5,11 @@ Classify and ClassifyBatch, per message for ClassifyStream, so a reload
 never mixes two rulesets in one answer (or one batch). After answering, the
 servicer tells its observers (metrics, the decision log, the shadow).
 
+GetBundle hands out the serving ruleset's bundle as the holder keeps it (built and
+signed when the ruleset started serving, never per call). ReportDecisions takes the
+decisions clients made in process from a bundle and tells its reporters (metrics, the
+decision log, the live Unknown sample), as answers given tell the observers.
+
 It owns nothing process-wide: the explain budget, the explaining process and
 the pushback it tells connections to wait in are built by its owner
 (runtime.App, or create_server alone) and handed in.
@@ -22,8 +27,6 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
@@ -39,9 +42,12 @@ from classifier.server.explain import (
 )
 from classifier.server.rpc import convert
 from classifier.server.rpc.pushback import Pushback
+from classifier.server.serving_bundle import NOT_SERVED, LocalDecision, ServingBundle
 from classifier.server.serving_ruleset import RulesetHolder
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
-__all__ = ["ClassifierService", "Observer"]
+__all__ = ["ClassifierService", "Observer", "Reporter"]
 
 MAX_BATCH = limits.MAX_BATCH
 DEADLINE_CHECK_EVERY = 32
@@ -52,6 +58,14 @@ class Observer(Protocol):
     """Told about every answer given (never about calls that failed)."""
 
     def classified(self, descriptor: Descriptor, result: Classification) -> None: ...
+
+
+class Reporter(Protocol):
+    """Told about every decision a client reported (never about a report refused)."""
+
+    def reported(
+        self, descriptor: Descriptor, result: Classification, local: LocalDecision
+    ) -> None: ...
 
 
 MAX_VIOLATIONS_SHOWN = 20
@@ -106,6 +120,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         pushback: Pushback,
         candidate: RulesetHolder | None = None,
         observers: Sequence[Observer] = (),
+        reporters: Sequence[Reporter] = (),
     ) -> None:
         self.holder = holder
         self.explain_budget = explain_budget
@@ -114,7 +129,12 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         """Connections refused an explanation are held back until their retry time."""
         self.candidate = candidate
         self.observers = tuple(observers)
+        self.reporters = tuple(reporters)
         self._responses = convert.Responses(holder.current)
+        self._reported = convert.ReportedAnswers()
+        self._bundle_responses: (
+            tuple[ServingBundle, pb.GetBundleResponse, pb.GetBundleResponse] | None
+        ) = None
 
     def Classify(
         self, request: pb.ClassifyRequest, context: grpc.ServicerContext
@@ -216,6 +236,48 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self, request: pb.ListClassesRequest, context: grpc.ServicerContext
     ) -> pb.ListClassesResponse:
         return convert.list_classes(self.holder.current)
+
+    def GetBundle(
+        self, request: pb.GetBundleRequest, context: grpc.ServicerContext
+    ) -> pb.GetBundleResponse:
+        bundle = self.holder.serving.bundle
+        if bundle is None or not bundle.served:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, NOT_SERVED)
+        made = self._bundle_responses
+        if made is None or made[0] is not bundle:
+            made = self._bundle_responses = (bundle, *convert.bundle_responses(bundle))
+        return made[2] if request.if_none_match == bundle.digest else made[1]
+
+    def ReportDecisions(
+        self, request: pb.ReportDecisionsRequest, context: grpc.ServicerContext
+    ) -> pb.ReportDecisionsResponse:
+        count = len(request.decisions)
+        if count > MAX_BATCH:
+            abort_invalid(
+                context,
+                [
+                    FieldViolation(
+                        "decisions", f"{count} decisions exceed the report limit of {MAX_BATCH}"
+                    )
+                ],
+            )
+        bundle = self.holder.serving.bundle
+        serving = bundle.digest if bundle is not None else ""
+        taken: list[tuple[Descriptor, Classification, LocalDecision]] = []
+        violations: list[FieldViolation] = []
+        for i, item in enumerate(request.decisions):
+            try:
+                taken.append(convert.reported_decision(item, serving, self._reported))
+            except DescriptorError as exc:
+                violations += (
+                    FieldViolation(f"decisions[{i}].{v.field}", v.message) for v in exc.violations
+                )
+        if violations:  # the whole report is refused: a client resends it whole, fixed
+            abort_invalid(context, violations)
+        for descriptor, result, local in taken:
+            for reporter in self.reporters:
+                reporter.reported(descriptor, result, local)
+        return pb.ReportDecisionsResponse(accepted=len(taken))
 
     def _explained(
         self,

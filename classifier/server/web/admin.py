@@ -7,6 +7,9 @@
                      200 with each ruleset's reload status as JSON, 500 when one failed
     GET  /-/unknowns the live sample of Unknowns as JSON Lines in the decision-log shape
                      (the newest redacted descriptor per failure, with `"seen": N`)
+    GET  /-/ruleset  what GetRuleset answers, as JSON (the proto's field names): the
+                     serving ruleset, its source and layers, the last reload, the
+                     candidate; `classifier unknowns --admin-addr` reads its source
     GET  /console    the operator console, read-only pages (classifier.server.web.console);
                      `/` leads there
 
@@ -34,6 +37,8 @@ IDLE_SECONDS = 5.0
 Ready = Callable[[], bool]
 Reload = Callable[[str], Mapping[str, ReloadStatus]]
 Sample = Callable[[], str]
+Described = Callable[[], str]
+"""The serving ruleset described as JSON (GetRuleset's answer; the runtime makes it)."""
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -82,6 +87,7 @@ def admin_app(
     reload: Reload | None,
     unknowns: Sample | None = None,
     console: WsgiApp | None = None,
+    ruleset: Described | None = None,
 ) -> WsgiApp:
     """The WSGI application behind the side port: its route table."""
 
@@ -98,6 +104,11 @@ def admin_app(
             return text("404 Not Found", "the live Unknown sample is off\n")
         return text("200 OK", unknowns(), "application/x-ndjson; charset=utf-8")
 
+    def described(_: Environ) -> Reply:
+        if ruleset is None:
+            return text("404 Not Found", "not found\n")
+        return text("200 OK", ruleset(), "application/json")
+
     def reloaded(_: Environ) -> Reply:
         assert reload is not None
         statuses = reload("admin")
@@ -113,6 +124,7 @@ def admin_app(
         Route("/-/healthy", replying(healthy)),
         Route("/-/ready", replying(readiness)),
         Route("/-/unknowns", replying(sample)),
+        Route("/-/ruleset", replying(described), frozenset({"GET"})),
         Route("/-/reload", replying(reloaded), frozenset({"POST"}))
         if reload is not None
         else Route("/-/reload", replying(reload_disabled)),
@@ -138,10 +150,11 @@ class AdminServer:
         reload: Reload | None,
         unknowns: Sample | None = None,
         console: WsgiApp | None = None,
+        ruleset: Described | None = None,
     ) -> None:
         host, port = split_address(address)
         server_class = _Server6 if ":" in host else _Server
-        app = admin_app(registry, ready, reload, unknowns, console)
+        app = admin_app(registry, ready, reload, unknowns, console, ruleset)
         self._httpd = make_server(host, port, app, server_class, _Quiet)
         self.host = host
         self.port: int = self._httpd.server_port

@@ -2,14 +2,16 @@
 
     GET  /console          the page: version, the serving ruleset and its layers, the
                            candidate, the last reload (a red banner with every diagnostic
-                           when it failed), every rule with its hits (filtered, paged), the
-                           Unknown share over the last hour, the live Unknowns grouped as
-                           `classifier unknowns` groups them, the shadow's disagreements,
-                           and the explain form
+                           when it failed), every rule with its hits (the top layer's
+                           first; filtered by text and layer, paged), the Unknown share
+                           over the last hour, the live Unknowns grouped as `classifier
+                           unknowns` groups them, the shadow's disagreements, and the
+                           explain form
     GET  /console/rule     one rule: its outcome, conditions, location and hits, and a form
                            to explain a descriptor against it (`classifier explain --rule`)
     POST /console/explain  a descriptor (YAML or JSON) explained, the text exactly as
-                           `classifier explain` prints it; changes nothing
+                           `classifier explain` prints it; changes nothing. A malformed
+                           descriptor (or an unknown rule) is 400, each bad field named
     GET  /console/console.css
 
 This module is the WSGI application: its route table, form parsing and throttling. What
@@ -113,14 +115,20 @@ def _refused(refused: RefusedError) -> Reply:
     )
 
 
-def _page(make: Callable[[Environ], str]) -> WsgiApp:
-    """A handler that makes a page, as a WSGI application: 200, and how long it took."""
+Made = str | tuple[str, str]
+"""A page as its maker returns it: the page (200), or its status and the page."""
+
+
+def _page(make: Callable[[Environ], Made]) -> WsgiApp:
+    """A handler that makes a page, as a WSGI application: its status (200 unless the maker
+    says otherwise), and how long it took."""
 
     def handler(environ: Environ) -> Reply:
         started = time.perf_counter()
-        body = make(environ)
+        made = make(environ)
+        status, body = made if isinstance(made, tuple) else ("200 OK", made)
         took = (time.perf_counter() - started) * 1000
-        return _reply("200 OK", (body + f"<!-- made in {took:.1f} ms -->\n").encode(), HTML)
+        return _reply(status, (body + f"<!-- made in {took:.1f} ms -->\n").encode(), HTML)
 
     return replying(handler)
 
@@ -195,7 +203,10 @@ class Console:
             )
         return pages.rule_page(ruleset, rule, self.sources.activity.hit(rule.id))
 
-    def explain(self, environ: Environ) -> str:
+    def explain(self, environ: Environ) -> tuple[str, str]:
+        """The explanation's page; a descriptor that is not one, or a rule the ruleset lacks,
+        is 400 (as gRPC's INVALID_ARGUMENT), its page naming each bad field (or the rule)
+        and giving the form back filled in."""
         form = self._form(environ)
         text = (form.get("descriptor") or [""])[0]
         rule_id = (form.get("rule") or [""])[0].strip()
@@ -220,7 +231,8 @@ class Console:
             raise RefusedError("429 Too Many Requests", refused.reason) from None
         except ExplainerFailedError as failed:
             raise RefusedError("503 Service Unavailable", f"no explanation: {failed}") from None
-        return pages.explained_page(ruleset, kind, explanation, text, rule_id)
+        status = "200 OK" if kind == "explained" else "400 Bad Request"
+        return status, pages.explained_page(ruleset, kind, explanation, text, rule_id)
 
     def _form(self, environ: Environ) -> dict[str, list[str]]:
         """The url-encoded form of a POST, refused unread when larger than a request may be."""

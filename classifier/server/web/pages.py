@@ -211,7 +211,7 @@ def overview_page(
     grouped: Grouped | None,
     shadow: Shadow | None,
 ) -> str:
-    ruleset = active.current
+    ruleset, bundle = active.serving
     found: RulePage = select_rules(ruleset, hits, q)
     return _render(
         "overview.html",
@@ -221,6 +221,7 @@ def overview_page(
         active=active,
         candidate_holder=candidate,
         ruleset=ruleset,
+        bundle=bundle,
         candidate=candidate.current if candidate is not None else None,
         minutes=minutes,
         found=found,

@@ -64,9 +64,12 @@ class RuleQuery:
     hits: str = "all"
     """all, never (not hit since start) or hit."""
     sort: str = "order"
-    """order (ruleset order), hits (most first), last (latest first) or id."""
+    """order (ruleset order, the top layer's rules first), hits (most first), last (latest
+    first) or id."""
     page: int = 1
     per: int = PER_PAGE
+    layer: str = ""
+    """Only the rules of the layers of this name; "" for every layer."""
 
     @classmethod
     def parse(cls, query: dict[str, list[str]]) -> RuleQuery:
@@ -87,6 +90,7 @@ class RuleQuery:
             sort=sort if sort in ("order", "hits", "last", "id") else "order",
             page=number("page", 1, 1_000_000),
             per=number("per", PER_PAGE, MAX_PER_PAGE),
+            layer=one("layer", "").strip()[:MAX_FILTER_CHARS],
         )
 
     def link(self, **changes: object) -> str:
@@ -96,6 +100,7 @@ class RuleQuery:
             "sort": "" if self.sort == "order" else self.sort,
             "page": self.page if self.page != 1 else "",
             "per": self.per if self.per != PER_PAGE else "",
+            "layer": self.layer,
         }
         values.update(changes)
         return href("/console", **values) + "#rules"
@@ -111,12 +116,17 @@ class RulePage:
 
 
 def select_rules(ruleset: Ruleset, hits: dict[str, RuleHits], q: RuleQuery) -> RulePage:
-    """The rules of one page of the table: filtered, sorted, then cut to the page."""
+    """The rules of one page of the table: filtered, sorted, then cut to the page.
+
+    In ruleset order, the top layer's rules come first: a team's own dozen rules are
+    what its operators look for, not the last page after the library's hundreds."""
     needle = q.text.lower()
+    layers = {i for i, layer in enumerate(ruleset.layers) if layer.name == q.layer}
     rows = [
         (rule, hits.get(rule.id))
         for rule in ruleset.rules
-        if (
+        if (not q.layer or rule.layer in layers)
+        and (
             not needle
             or needle in rule.id.lower()
             or needle in rule.outcome.error_class.name.lower()
@@ -127,7 +137,9 @@ def select_rules(ruleset: Ruleset, hits: dict[str, RuleHits], q: RuleQuery) -> R
             or (q.hits == "never") == (rule.id not in hits)  # "hit": those that were
         )
     ]
-    if q.sort == "hits":
+    if q.sort == "order" and len(ruleset.layers) > 1:
+        rows.sort(key=lambda r: r[0].layer)  # stable: ruleset order within a layer
+    elif q.sort == "hits":
         rows.sort(key=lambda r: -(r[1].count if r[1] else 0))
     elif q.sort == "last":
         rows.sort(key=lambda r: -(r[1].last if r[1] else 0.0))

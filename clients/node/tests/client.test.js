@@ -110,14 +110,67 @@ test('the probe closes the breaker once the service is back; the kept descriptor
   }
 });
 
-test('INVALID_ARGUMENT is the request, not the service: the grpc-js error, and the breaker stays closed', async () => {
+// A google.rpc.Status with a BadRequest detail, in the trailer the Python server sends it in
+// (grpc_status.rpc_status.to_status: grpc-status-details-bin).
+function badRequest(message, violations) {
+  const rpc = require('../proto').googleRpcDefinition();
+  const detail = rpc['google.rpc.BadRequest'].serialize({ field_violations: violations });
+  const status = rpc['google.rpc.Status'].serialize({
+    code: grpc.status.INVALID_ARGUMENT, message, details: [{ type_url: 'type.googleapis.com/google.rpc.BadRequest', value: detail }],
+  });
+  const metadata = new grpc.Metadata();
+  metadata.set('grpc-status-details-bin', status);
+  return metadata;
+}
+
+test('INVALID_ARGUMENT is a DescriptorError naming the fields the server refused, and the breaker stays closed', async () => {
   const server = await answeringServer(grpc.status.INVALID_ARGUMENT);
+  server.metadata = badRequest('descriptor.type: must not be empty; descriptor.causes[0].code: too long', [
+    { field: 'descriptor.type', description: 'must not be empty' },
+    { field: 'descriptor.causes[0].code', description: '300 characters exceed the limit of 256' },
+  ]);
   const client = new lib.Client(server.address, { breaker: { failures: 1 } });
   try {
-    const err = await rejection(client.classify(D));
-    assert.ok(!(err instanceof lib.UnclassifiedError));
-    assert.equal(err.code, grpc.status.INVALID_ARGUMENT);
+    for (const call of [() => client.classify(D), () => client.classifyBatch([D]), () => client.classifyStream([D])]) {
+      const err = await rejection(call());
+      assert.ok(err instanceof lib.DescriptorError, String(err));
+      assert.deepEqual(err.violations, [
+        { field: 'descriptor.type', message: 'must not be empty' },
+        { field: 'descriptor.causes[0].code', message: '300 characters exceed the limit of 256' },
+      ]);
+      assert.equal(err.message, 'descriptor.type: must not be empty; descriptor.causes[0].code: 300 characters exceed the limit of 256');
+      assert.equal(err.cause.code, grpc.status.INVALID_ARGUMENT, 'the grpc-js error is its cause');
+    }
+    server.metadata = undefined; // a server that names no field: its message is the violation
+    const bare = await rejection(client.classify(D));
+    assert.ok(bare instanceof lib.DescriptorError);
+    assert.deepEqual(bare.violations, [{ field: '', message: 'the test server answers every call so' }]);
+    assert.equal(bare.message, 'the test server answers every call so');
     assert.equal(client.breaker.state, 'closed');
+    assert.equal(client.counters.short_circuited, 0);
+  } finally {
+    client.close();
+    await server.stop();
+  }
+});
+
+test('retry_after is retry_after_ms, milliseconds (null when the answer has none), with its source', async () => {
+  const server = await answeringServer('ok');
+  const client = new lib.Client(server.address, { deadlineMs: 5000 });
+  try {
+    const none = await client.classify(D);
+    assert.equal(none.retry_after, null);
+    assert.equal(none.retry_after_ms, null);
+    assert.equal(none.local, false);
+    assert.equal('retry_after_ms' in lib.answerJson(none), false);
+    server.answer = { ...ANSWER, retry_after: { seconds: 20, nanos: 500000000 }, retry_after_source: 'http.response.header.retry-after-ms' };
+    const answers = [await client.classify(D), ...(await client.classifyBatch([D, D])), ...(await client.classifyStream([D]))];
+    for (const answer of answers) {
+      assert.equal(answer.retry_after_ms, 20500);
+      assert.equal(answer.retry_after_source, 'http.response.header.retry-after-ms');
+    }
+    const json = lib.answerJson(answers[0]);
+    assert.deepEqual([json.retry_after_ms, json.retry_after_source], [20500, 'http.response.header.retry-after-ms']);
   } finally {
     client.close();
     await server.stop();

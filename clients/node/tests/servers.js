@@ -24,23 +24,33 @@ const ANSWER = {
   ruleset_version: '1.0.0', ruleset_digest: 'sha256:test',
 };
 
-// A real gRPC server of the service. `mode`: 'ok' answers (ANSWER; the ruleset for
-// GetRuleset), 'hang' never answers, any other value is the gRPC status every call gets.
+// A real gRPC server of the service. `mode`: 'ok' answers (`answer`, ANSWER unless the
+// test sets another; the ruleset for GetRuleset), 'hang' never answers, any other value is
+// the gRPC status every call gets, with `metadata` (trailers) when the test sets it.
 // `seen` counts the calls by method and in all (`attempts`).
 async function answeringServer(mode) {
   const server = new grpc.Server();
-  const state = { mode, seen: { attempts: 0 } };
+  const state = { mode, answer: ANSWER, metadata: undefined, seen: { attempts: 0 } };
   const service = lib.loadService().service;
   const handler = (name) => (call, callback) => {
     state.seen.attempts++;
     state.seen[name] = (state.seen[name] || 0) + 1;
     if (state.mode === 'hang') return;
+    if (name === 'ClassifyStream') { // a bidirectional stream: one answer per request
+      if (state.mode !== 'ok') {
+        call.emit('error', { code: state.mode, details: 'the test server answers every call so', metadata: state.metadata });
+        return;
+      }
+      call.on('data', () => call.write(state.answer));
+      call.on('end', () => call.end());
+      return;
+    }
     if (state.mode !== 'ok') {
-      callback({ code: state.mode, details: 'the test server answers every call so' });
+      callback({ code: state.mode, details: 'the test server answers every call so', metadata: state.metadata });
     } else if (name === 'Classify') {
-      callback(null, ANSWER);
+      callback(null, state.answer);
     } else if (name === 'ClassifyBatch') {
-      callback(null, { responses: call.request.requests.map(() => ANSWER) });
+      callback(null, { responses: call.request.requests.map(() => state.answer) });
     } else {
       callback(null, { version: ANSWER.ruleset_version, digest: ANSWER.ruleset_digest });
     }

@@ -32,7 +32,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ.setdefault("LITELLM_TELEMETRY", "False")
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
 
-from classifier.client.python_exception import supertypes, type_name
+from errorclass_client.python_exception import supertypes, type_name
 from tests.conformance import netguard
 from tests.conformance.drift.entries import Entry
 

@@ -11,7 +11,8 @@ import zlib from 'node:zlib';
 
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { APICallError, RetryError, StreamProviderError, generateText } from 'ai';
+import { APICallError, RetryError, StreamProviderError, generateText, streamText } from 'ai';
+import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
@@ -89,6 +90,20 @@ function bedrock() {
 }
 
 const messages = [{ role: 'user', content: [{ text: 'hi' }] }];
+const HEADER = 'http.response.header.';
+
+// An SSE response: a 200 whose stream carries `events` ([event name or '', data]).
+function sse(events, headers = {}) {
+  return (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', ...headers });
+    res.end(events.map(([event, data]) => `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`).join(''));
+  };
+}
+
+// The header attributes of a descriptor (what evidence.js kept).
+function kept(d) {
+  return Object.fromEntries(Object.entries(d.attributes || {}).filter(([k]) => k.startsWith(HEADER)));
+}
 
 describe('Anthropic', () => {
   test('the code is the body error.type (the SDK keeps it in `type`, not `code`), details.error_code an attribute', () => {
@@ -104,6 +119,19 @@ describe('Anthropic', () => {
     assert.deepEqual(d.attributes, { error_code: 'contract_spend_limit_reached' });
   });
 
+  test('a 429 keeps retry-after and the anthropic-ratelimit-*-reset times from the SDK error\'s headers', async () => {
+    routes.anthropic429 = json(429, { type: 'error', error: { type: 'rate_limit_error', message: 'per-minute rate limit' } }, {
+      'retry-after': '17', 'anthropic-ratelimit-requests-reset': '2026-12-03T15:00:17Z', 'anthropic-ratelimit-requests-remaining': '0', 'request-id': 'req_1',
+    });
+    const client = new Anthropic({ baseURL: `${base}/anthropic429`, apiKey: 'k', maxRetries: 0 });
+    const err = await rejection(client.messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'hi' }] }));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.code, 'rate_limit_error');
+    assert.deepEqual(kept(d), {
+      [`${HEADER}retry-after`]: '17', [`${HEADER}anthropic-ratelimit-requests-reset`]: '2026-12-03T15:00:17Z', [`${HEADER}date`]: err.headers.get('date'),
+    });
+  });
+
   test('an error event inside a stream: no status, the event error.type as the code', async () => {
     routes.anthropic = (req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -117,6 +145,9 @@ describe('Anthropic', () => {
     assert.equal(d.type, 'APIError');
     assert.equal(d.http_status, undefined);
     assert.equal(d.code, 'overloaded_error');
+    const event = lib.evidenceFromStreamError('error', err.error);
+    assert.deepEqual([event.code, event.message], ['overloaded_error', 'Overloaded'], 'the stream_error reading of its event');
+    assert.deepEqual(kept(d), {}, "the stream's 200 headers say nothing about the error");
   });
 });
 
@@ -127,6 +158,38 @@ describe('openai', () => {
     const d = lib.descriptorFromError(err, provider);
     assert.equal(d.http_status, 429);
     assert.equal(d.code, undefined);
+  });
+
+  test('a 429 keeps retry-after and the x-ratelimit-reset-* durations, and no other header', async () => {
+    routes.openai429 = json(429, { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, {
+      'retry-after': '20', 'x-ratelimit-reset-requests': '6m0s', 'x-ratelimit-reset-tokens': '1s', 'x-ratelimit-limit-requests': '500', 'x-request-id': 'req_123',
+    });
+    const client = new OpenAI({ baseURL: `${base}/openai429`, apiKey: 'k', maxRetries: 0 });
+    const err = await rejection(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }));
+    assert.ok(err instanceof OpenAI.RateLimitError);
+    const d = lib.descriptorFromError(err, provider);
+    assert.deepEqual([d.http_status, d.code], [429, 'rate_limit_exceeded']);
+    assert.deepEqual(kept(d), {
+      [`${HEADER}retry-after`]: '20', [`${HEADER}x-ratelimit-reset-requests`]: '6m0s', [`${HEADER}x-ratelimit-reset-tokens`]: '1s',
+      [`${HEADER}date`]: err.headers.get('date'),
+    });
+  });
+
+  test('an error inside a stream after the 200: the event\'s code, no status, none of the 200\'s headers', async () => {
+    routes.openaiStream = sse([
+      ['', { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] }],
+      ['', { error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }],
+    ], { 'x-ratelimit-reset-requests': '1s' });
+    const client = new OpenAI({ baseURL: `${base}/openaiStream`, apiKey: 'k', maxRetries: 0 });
+    const err = await rejection((async () => {
+      for await (const _ of await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    })());
+    assert.equal(err.status, undefined);
+    const d = lib.descriptorFromError(err, provider);
+    assert.deepEqual([d.type, d.http_status, d.code], ['APIError', undefined, 'rate_limit_exceeded']);
+    assert.deepEqual(kept(d), {});
+    const event = lib.evidenceFromStreamError('', JSON.stringify({ error: err.error }));
+    assert.deepEqual([event.code, event.message], ['rate_limit_exceeded', 'Rate limit reached for gpt-4o'], 'the stream_error reading of its event');
   });
 
   test('a mid-stream error keeps its code, and a timeout has the abort one cause down', async () => {
@@ -173,6 +236,14 @@ describe('undici (fetch, and every SDK over it)', () => {
     assert.equal(d.code, 'RESOURCE_EXHAUSTED', "error.status, not error.code (the status)");
     assert.equal(d.grpc_status, 8);
     assert.match(d.message, /^429 Too Many Requests\nResource has been exhausted$/);
+    routes.geminiQuota = json(429, { error: { code: 429, message: 'You exceeded your current quota', status: 'RESOURCE_EXHAUSTED', details: [
+      { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'GenerateRequestsPerDayPerProjectPerModel-FreeTier' }] },
+      { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '25s' },
+    ] } });
+    const quota = await fetch(`${base}/geminiQuota`);
+    const q = lib.descriptorFromHttpResponse(quota, await quota.text(), { provider: 'gemini' });
+    assert.equal(q.attributes['google.rpc.retry_info.retry_delay'], '25s');
+    assert.equal(q.attributes['google.rpc.quota_failure.quota_id'], 'GenerateRequestsPerDayPerProjectPerModel-FreeTier');
     routes.ok = json(200, { candidates: [] });
     const ok = await fetch(`${base}/ok`);
     assert.equal(lib.descriptorFromHttpResponse(ok, await ok.json(), { provider: 'gemini' }), null);
@@ -188,7 +259,13 @@ describe('AWS SDK v3 (Bedrock Runtime)', () => {
     assert.deepEqual(d.supertypes, ['BedrockRuntimeServiceException', 'ServiceException', 'Error']);
     assert.equal(d.http_status, 429);
     assert.equal(d.code, 'ThrottlingException');
-    assert.deepEqual(d.attributes, { fault: 'client' });
+    assert.deepEqual(d.attributes, { fault: 'client', [`${HEADER}date`]: err.$response.headers.date });
+  });
+
+  test("a throttled call keeps retry-after from the error's $response headers", async () => {
+    routes.bedrock = json(429, { message: 'Too many requests' }, { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/', 'retry-after': '3' });
+    const err = await rejection(bedrock().send(new ConverseCommand({ modelId: 'm', messages })));
+    assert.equal(lib.descriptorFromError(err, provider).attributes[`${HEADER}retry-after`], '3');
   });
 
   test('an exception inside the event stream is the same class, without a status', async () => {
@@ -225,6 +302,32 @@ describe('the AI SDK', () => {
     const d = lib.descriptorFromError(err, provider);
     assert.equal(d.code, 'overloaded_error');
     assert.equal(d.http_status, 529);
+  });
+
+  test('APICallError keeps the retry headers of `responseHeaders`', async () => {
+    routes.ai429 = json(429, { error: { message: 'slow down', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after-ms': '1500', 'retry-after': '2' });
+    const model = createOpenAI({ baseURL: `${base}/ai429`, apiKey: 'k' }).chat('m');
+    const err = await rejection(generateText({ model, prompt: 'hi', maxRetries: 0 }));
+    assert.ok(APICallError.isInstance(err));
+    const d = lib.descriptorFromError(err, provider);
+    assert.equal(d.code, 'rate_limit_exceeded');
+    assert.equal(d.attributes[`${HEADER}retry-after-ms`], '1500');
+    assert.equal(d.attributes[`${HEADER}retry-after`], '2');
+  });
+
+  test("streamText: the provider's error event is read from the StreamProviderError's data", async () => {
+    routes.aiStream = sse([
+      ['message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }],
+      ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }],
+    ], { 'retry-after': '30' });
+    const model = createAnthropic({ baseURL: `${base}/aiStream`, apiKey: 'k' })('m');
+    let failure;
+    const result = streamText({ model, prompt: 'hi', maxRetries: 0, onError: ({ error }) => { failure ??= error; } });
+    for await (const part of result.fullStream) if (part.type === 'error') failure ??= part.error;
+    assert.ok(failure, 'the stream failed');
+    const d = lib.descriptorFromError(failure, provider);
+    assert.equal(d.code, 'overloaded_error');
+    assert.deepEqual(kept(d), {}, "the stream's 200 headers say nothing about the error");
   });
 
   test('RetryError (retries on): every attempt is a cause, each with its status', async () => {
@@ -267,8 +370,8 @@ describe('descriptorFromResponse (failures that raise nothing)', () => {
 
 describe('what only the runtime knows (the contract attributes)', () => {
   test('each option becomes its attribute, checked', () => {
-    assert.deepEqual(lib.runtimeAttributes({ timeLimit: 'tool', veto: 'Budget', stage: 'parse', providerCalls: 0 }),
-      { time_limit: 'tool', veto: 'budget', stage: 'parse', provider_calls: '0' });
+    assert.deepEqual(lib.runtimeAttributes({ timeLimit: 'tool', veto: 'Budget', stage: 'parse', refusedBy: ' Rate_Limiter ', providerCalls: 0 }),
+      { time_limit: 'tool', veto: 'budget', stage: 'parse', refused_by: 'rate_limiter', provider_calls: '0' });
     assert.deepEqual(lib.descriptorFromError(new Error('x'), { origin: 'runtime', stage: 'validate', attributes: { step: 'load' } }).attributes,
       { step: 'load', stage: 'validate' });
   });
@@ -277,6 +380,9 @@ describe('what only the runtime knows (the contract attributes)', () => {
     assert.throws(() => lib.descriptorFromError(new Error('x'), { timeLimit: 'wrapper' }),
       (err) => err instanceof TypeError && err.fact === 'time_limit' && err.message === 'timeLimit: "wrapper" is not one of tool, run');
     assert.throws(() => lib.descriptorFromError(new Error('x'), { providerCalls: -1 }), /providerCalls: -1 is not a count/);
+    assert.throws(() => lib.descriptorFromError(new Error('x'), { refusedBy: 'bulkhead' }),
+      (err) => err instanceof lib.RuntimeFactError && err.fact === 'refused_by' &&
+        err.message === 'refusedBy: "bulkhead" is not one of breaker, rate_limiter, concurrency_limit, quota, budget');
     assert.throws(() => lib.descriptorFromError(new Error('x'), { timelimit: 'tool' }), /unknown option timelimit/);
     assert.throws(() => lib.descriptorFromError(new Error('x'), { timeLimit: 'tool', attributes: { time_limit: 'run' } }),
       /time_limit: given as "tool" and in attributes as "run"/);

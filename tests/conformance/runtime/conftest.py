@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from classifier.client import Client
+from errorclass_client import Client
 from tests.conformance import netguard
 from tests.conformance.runtime.suite import Listing, Suite, listed, running
 

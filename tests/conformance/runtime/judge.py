@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from classifier.client import Client, Descriptor
+from errorclass_client import Client, Descriptor
 from tests.conformance.runner import descriptor_data
 from tests.conformance.runtime.drivers import Described
 from tests.conformance.runtime.situations import Situation

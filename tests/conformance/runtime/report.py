@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from classifier import load_ruleset
-from classifier.client import Client
 from classifier.server import create_server
+from errorclass_client import Client
 from tests.conformance.runtime.judge import RIGHT, VERDICTS, Result
 from tests.conformance.runtime.situations import parse_pair
 from tests.conformance.runtime.suite import Listing, listed, running

@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from classifier.client import Client
+from errorclass_client import Client
 from tests.conformance.runtime import tool_api
 from tests.conformance.runtime.drivers import RuntimeDriver, ToolEnv, driver_modules
 from tests.conformance.runtime.judge import Result, judge

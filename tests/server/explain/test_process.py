@@ -16,10 +16,10 @@ import pytest
 
 from benchmarks.attacks import PROBE, channel, serve
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server.explain.process import Explainer, ExplainerFailedError
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import BUNDLED_RULES, ROOT, MakeRuleset, wait_for
 
 OTHER_RULES = """\

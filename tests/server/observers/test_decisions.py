@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from classifier import load_ruleset
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.answer import classification_dict
 from classifier.cli import main
 from classifier.engine.evaluate import classify
@@ -19,6 +18,7 @@ from classifier.server.observers.decisions import DecisionLog
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.convert import descriptor_from_proto
 from classifier.source.descriptor_file import descriptor_from_data
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import ROOT, ruleset_files, write_folder
 

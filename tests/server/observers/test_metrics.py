@@ -9,8 +9,8 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.server import App, ServeConfig
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import Running, StartApp
 
 RATE_LIMIT = pb.ExceptionDescriptor(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
 from classifier.source.descriptor_file import descriptor_from_data
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import StartApp
 from tests.support import ruleset_files, wait_for, write_folder
 

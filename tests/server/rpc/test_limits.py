@@ -17,12 +17,12 @@ import grpc
 import pytest
 
 from classifier import limits
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
 from classifier.server.rpc.executor import Lane
 from classifier.server.rpc.pushback import Pushback
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.conftest import Running, StartApp
 from tests.support import ROOT, MakeRuleset, trailer, wait_for
 
@@ -281,7 +281,7 @@ VANISHING_CLIENT = textwrap.dedent(
     """
     import sys, threading
     import grpc
-    from classifier._proto.errorclass.v1 import classifier_pb2 as pb, classifier_pb2_grpc as rpc
+    from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb, classifier_pb2_grpc as rpc
 
     def requests():
         yield pb.ClassifyRequest(descriptor=pb.ExceptionDescriptor(type="x.Y"))

@@ -7,10 +7,10 @@ from pathlib import Path
 import grpc
 import pytest
 
-from classifier._proto.errorclass.v1 import classifier_pb2 as pb
-from classifier._proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from classifier.cli import main
 from classifier.server import GrpcServer, TlsFiles
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.certs import Authority, Pem
 from tests.conftest import Running, StartApp
 

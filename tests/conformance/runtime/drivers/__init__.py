@@ -39,7 +39,8 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from classifier import descriptor_from_data
-from classifier.client import Descriptor
+from errorclass_client import Descriptor
+from errorclass_client.descriptor import as_descriptor
 from tests.conformance.line_worker import ANSWER_LIMIT_S, LineWorker, WorkerError
 
 
@@ -145,7 +146,7 @@ class JsonLinesWorker(LineWorker):
         raw = answer.get("descriptor")
         return Described(
             pair=pair,
-            descriptor=None if raw is None else descriptor_from_data(raw),
+            descriptor=None if raw is None else as_descriptor(descriptor_from_data(raw)),
             chain=tuple(answer.get("chain") or ()),
         )
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from classifier.client import descriptor_from_exception
+from errorclass_client import descriptor_from_exception
 from tests.conformance.runtime.drivers import Described, DriverError, RuntimeDriver, ToolEnv
 from tests.conformance.runtime.python import Failure, PairFunction, load_pairs
 

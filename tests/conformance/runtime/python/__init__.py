@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from classifier.client import Descriptor
+from errorclass_client import Descriptor
 from tests.conformance.runtime.drivers import ToolEnv
 
 LANGUAGE = "python"

@@ -326,7 +326,7 @@ def provider_openai(env: ToolEnv) -> Failure:
 async def _wrapped(tool: Any) -> Failure:
     """A wrapper as a runtime writes it: asyncio.timeout around the call, and
     `Timeout.expired()` says whether this limit (not one inside the tool) fired."""
-    from classifier.client import describe_tool_failure
+    from errorclass_client import describe_tool_failure
 
     try:
         async with asyncio.timeout(LIMIT_S * 4) as limit:

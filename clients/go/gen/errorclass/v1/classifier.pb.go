@@ -15,6 +15,8 @@ package errorclassv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -762,9 +764,17 @@ type ClassifyResponse struct {
 	// Why the answer is Unknown; UNSPECIFIED otherwise.
 	UnknownReason UnknownReason `protobuf:"varint,9,opt,name=unknown_reason,json=unknownReason,proto3,enum=errorclass.v1.UnknownReason" json:"unknown_reason,omitempty"`
 	// Present when the request asked for an explanation.
-	Explanation   *Explanation `protobuf:"bytes,10,opt,name=explanation,proto3" json:"explanation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Explanation *Explanation `protobuf:"bytes,10,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	// How long to wait before a retry, when the answer is retryable and the
+	// provider said (the descriptor's `http.response.header.*` and
+	// `google.rpc.*` evidence attributes, docs/clients.md), capped by the
+	// ruleset. Unset: the provider did not say, or a retry cannot help.
+	RetryAfter *durationpb.Duration `protobuf:"bytes,11,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// Where retry_after came from: the attribute it was read from, with
+	// " (capped)" when the ruleset's cap cut it. Empty when retry_after is unset.
+	RetryAfterSource string `protobuf:"bytes,12,opt,name=retry_after_source,json=retryAfterSource,proto3" json:"retry_after_source,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ClassifyResponse) Reset() {
@@ -865,6 +875,20 @@ func (x *ClassifyResponse) GetExplanation() *Explanation {
 		return x.Explanation
 	}
 	return nil
+}
+
+func (x *ClassifyResponse) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
+func (x *ClassifyResponse) GetRetryAfterSource() string {
+	if x != nil {
+		return x.RetryAfterSource
+	}
+	return ""
 }
 
 // Why a descriptor got its class.
@@ -1210,7 +1234,9 @@ type PrecedenceDecision struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The rule that lost.
 	LoserRuleId string `protobuf:"bytes,1,opt,name=loser_rule_id,json=loserRuleId,proto3" json:"loser_rule_id,omitempty"`
-	// The precedence step that decided: fallback, type_depth, condition_count, priority, order (a tie that agrees), or conflict (a tie that disagrees).
+	// The precedence step that decided: decisive (a fact the runtime stated), fallback,
+	// type_depth, condition_count, priority, layer, order (a tie that agrees), or conflict
+	// (a tie that disagrees).
 	Step string `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
 	// A sentence a person can read.
 	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
@@ -1531,8 +1557,14 @@ type RulesetInfo struct {
 	// serves it (the installed package's, e.g. 0.1.0): with the digest, what
 	// a stored answer needs to be reproduced.
 	ClassifierVersion string `protobuf:"bytes,11,opt,name=classifier_version,json=classifierVersion,proto3" json:"classifier_version,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The digest of the serving ruleset's bundle (GetBundle), sha256:<hex> of
+	// its bytes: what a client's local answers name.
+	BundleDigest string `protobuf:"bytes,12,opt,name=bundle_digest,json=bundleDigest,proto3" json:"bundle_digest,omitempty"`
+	// Whether the bundle carries the operator's signatures (unsigned only when
+	// the operator said so: `serve --unsigned-bundle`).
+	BundleSigned  bool `protobuf:"varint,13,opt,name=bundle_signed,json=bundleSigned,proto3" json:"bundle_signed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RulesetInfo) Reset() {
@@ -1640,6 +1672,20 @@ func (x *RulesetInfo) GetClassifierVersion() string {
 		return x.ClassifierVersion
 	}
 	return ""
+}
+
+func (x *RulesetInfo) GetBundleDigest() string {
+	if x != nil {
+		return x.BundleDigest
+	}
+	return ""
+}
+
+func (x *RulesetInfo) GetBundleSigned() bool {
+	if x != nil {
+		return x.BundleSigned
+	}
+	return false
 }
 
 // One ruleset of a layered stack.
@@ -1962,11 +2008,315 @@ func (x *ClassInfo) GetDefaultRetryable() bool {
 	return false
 }
 
+// Asks for the serving ruleset's bundle.
+type GetBundleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bundle digest the caller already has (sha256:<hex>); when it is the
+	// serving bundle's, the response says `unchanged` and carries no bytes.
+	IfNoneMatch   string `protobuf:"bytes,1,opt,name=if_none_match,json=ifNoneMatch,proto3" json:"if_none_match,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBundleRequest) Reset() {
+	*x = GetBundleRequest{}
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBundleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBundleRequest) ProtoMessage() {}
+
+func (x *GetBundleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBundleRequest.ProtoReflect.Descriptor instead.
+func (*GetBundleRequest) Descriptor() ([]byte, []int) {
+	return file_errorclass_v1_classifier_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetBundleRequest) GetIfNoneMatch() string {
+	if x != nil {
+		return x.IfNoneMatch
+	}
+	return ""
+}
+
+// The serving ruleset as a bundle.
+type GetBundleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bundle document, byte for byte as it was signed (JSON, docs/bundles.md).
+	Bundle []byte `protobuf:"bytes,1,opt,name=bundle,proto3" json:"bundle,omitempty"`
+	// The detached signatures document over `bundle`; empty when unsigned.
+	Signatures []byte `protobuf:"bytes,2,opt,name=signatures,proto3" json:"signatures,omitempty"`
+	// sha256:<hex> of `bundle`.
+	BundleDigest string `protobuf:"bytes,3,opt,name=bundle_digest,json=bundleDigest,proto3" json:"bundle_digest,omitempty"`
+	// The digest of the ruleset the bundle was built from (GetRuleset's `digest`).
+	RulesetDigest string `protobuf:"bytes,4,opt,name=ruleset_digest,json=rulesetDigest,proto3" json:"ruleset_digest,omitempty"`
+	// Whether `signatures` holds at least one signature.
+	Signed bool `protobuf:"varint,5,opt,name=signed,proto3" json:"signed,omitempty"`
+	// The caller's `if_none_match` is the serving bundle: nothing else is set
+	// but `bundle_digest`, `ruleset_digest` and `signed`.
+	Unchanged     bool `protobuf:"varint,6,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBundleResponse) Reset() {
+	*x = GetBundleResponse{}
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBundleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBundleResponse) ProtoMessage() {}
+
+func (x *GetBundleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBundleResponse.ProtoReflect.Descriptor instead.
+func (*GetBundleResponse) Descriptor() ([]byte, []int) {
+	return file_errorclass_v1_classifier_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetBundleResponse) GetBundle() []byte {
+	if x != nil {
+		return x.Bundle
+	}
+	return nil
+}
+
+func (x *GetBundleResponse) GetSignatures() []byte {
+	if x != nil {
+		return x.Signatures
+	}
+	return nil
+}
+
+func (x *GetBundleResponse) GetBundleDigest() string {
+	if x != nil {
+		return x.BundleDigest
+	}
+	return ""
+}
+
+func (x *GetBundleResponse) GetRulesetDigest() string {
+	if x != nil {
+		return x.RulesetDigest
+	}
+	return ""
+}
+
+func (x *GetBundleResponse) GetSigned() bool {
+	if x != nil {
+		return x.Signed
+	}
+	return false
+}
+
+func (x *GetBundleResponse) GetUnchanged() bool {
+	if x != nil {
+		return x.Unchanged
+	}
+	return false
+}
+
+// One decision a client made in process.
+type ReportedDecision struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The descriptor as the client classified it.
+	Descriptor_ *ExceptionDescriptor `protobuf:"bytes,1,opt,name=descriptor,proto3" json:"descriptor,omitempty"`
+	// The answer the client's evaluator gave (no explanation).
+	Answer *ClassifyResponse `protobuf:"bytes,2,opt,name=answer,proto3" json:"answer,omitempty"`
+	// The bundle that decided (GetBundleResponse.bundle_digest).
+	BundleDigest string `protobuf:"bytes,3,opt,name=bundle_digest,json=bundleDigest,proto3" json:"bundle_digest,omitempty"`
+	// When the client decided.
+	DecidedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=decided_at,json=decidedAt,proto3" json:"decided_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportedDecision) Reset() {
+	*x = ReportedDecision{}
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportedDecision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportedDecision) ProtoMessage() {}
+
+func (x *ReportedDecision) ProtoReflect() protoreflect.Message {
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportedDecision.ProtoReflect.Descriptor instead.
+func (*ReportedDecision) Descriptor() ([]byte, []int) {
+	return file_errorclass_v1_classifier_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ReportedDecision) GetDescriptor_() *ExceptionDescriptor {
+	if x != nil {
+		return x.Descriptor_
+	}
+	return nil
+}
+
+func (x *ReportedDecision) GetAnswer() *ClassifyResponse {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *ReportedDecision) GetBundleDigest() string {
+	if x != nil {
+		return x.BundleDigest
+	}
+	return ""
+}
+
+func (x *ReportedDecision) GetDecidedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecidedAt
+	}
+	return nil
+}
+
+// Decisions made in process, reported in a batch (at most 1,000).
+type ReportDecisionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The decisions, oldest first.
+	Decisions     []*ReportedDecision `protobuf:"bytes,1,rep,name=decisions,proto3" json:"decisions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportDecisionsRequest) Reset() {
+	*x = ReportDecisionsRequest{}
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportDecisionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportDecisionsRequest) ProtoMessage() {}
+
+func (x *ReportDecisionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportDecisionsRequest.ProtoReflect.Descriptor instead.
+func (*ReportDecisionsRequest) Descriptor() ([]byte, []int) {
+	return file_errorclass_v1_classifier_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ReportDecisionsRequest) GetDecisions() []*ReportedDecision {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+// What the service did with a report.
+type ReportDecisionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many decisions were taken (every one unless the call failed).
+	Accepted      int32 `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportDecisionsResponse) Reset() {
+	*x = ReportDecisionsResponse{}
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportDecisionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportDecisionsResponse) ProtoMessage() {}
+
+func (x *ReportDecisionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_errorclass_v1_classifier_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportDecisionsResponse.ProtoReflect.Descriptor instead.
+func (*ReportDecisionsResponse) Descriptor() ([]byte, []int) {
+	return file_errorclass_v1_classifier_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReportDecisionsResponse) GetAccepted() int32 {
+	if x != nil {
+		return x.Accepted
+	}
+	return 0
+}
+
 var File_errorclass_v1_classifier_proto protoreflect.FileDescriptor
 
 const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\n" +
-	"\x1eerrorclass/v1/classifier.proto\x12\rerrorclass.v1\"\xd5\x01\n" +
+	"\x1eerrorclass/v1/classifier.proto\x12\rerrorclass.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x01\n" +
 	"\x05Cause\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1e\n" +
 	"\n" +
@@ -2014,7 +2364,7 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"descriptor\x18\x01 \x01(\v2\".errorclass.v1.ExceptionDescriptorR\n" +
 	"descriptor\x12\x18\n" +
 	"\aexplain\x18\x02 \x01(\bR\aexplain\x12!\n" +
-	"\fexplain_rule\x18\x03 \x01(\tR\vexplainRule\"\xdb\x03\n" +
+	"\fexplain_rule\x18\x03 \x01(\tR\vexplainRule\"\xc5\x04\n" +
 	"\x10ClassifyResponse\x12=\n" +
 	"\verror_class\x18\x01 \x01(\x0e2\x1c.errorclass.v1.RunErrorClassR\n" +
 	"errorClass\x12\x1d\n" +
@@ -2028,7 +2378,10 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\x0eruleset_digest\x18\b \x01(\tR\rrulesetDigest\x12C\n" +
 	"\x0eunknown_reason\x18\t \x01(\x0e2\x1c.errorclass.v1.UnknownReasonR\runknownReason\x12<\n" +
 	"\vexplanation\x18\n" +
-	" \x01(\v2\x1a.errorclass.v1.ExplanationR\vexplanation\"\xb5\x02\n" +
+	" \x01(\v2\x1a.errorclass.v1.ExplanationR\vexplanation\x12:\n" +
+	"\vretry_after\x18\v \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\x12,\n" +
+	"\x12retry_after_source\x18\f \x01(\tR\x10retryAfterSource\"\xb5\x02\n" +
 	"\vExplanation\x122\n" +
 	"\amatches\x18\x01 \x03(\v2\x18.errorclass.v1.RuleMatchR\amatches\x12$\n" +
 	"\x0ewinner_rule_id\x18\x02 \x01(\tR\fwinnerRuleId\x12?\n" +
@@ -2082,7 +2435,7 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\brequests\x18\x01 \x03(\v2\x1e.errorclass.v1.ClassifyRequestR\brequests\"V\n" +
 	"\x15ClassifyBatchResponse\x12=\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1f.errorclass.v1.ClassifyResponseR\tresponses\"\x13\n" +
-	"\x11GetRulesetRequest\"\xa5\x03\n" +
+	"\x11GetRulesetRequest\"\xef\x03\n" +
 	"\vRulesetInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -2097,7 +2450,9 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\tcandidate\x18\t \x01(\v2\x1a.errorclass.v1.RulesetInfoR\tcandidate\x123\n" +
 	"\x06layers\x18\n" +
 	" \x03(\v2\x1b.errorclass.v1.RulesetLayerR\x06layers\x12-\n" +
-	"\x12classifier_version\x18\v \x01(\tR\x11classifierVersion\"l\n" +
+	"\x12classifier_version\x18\v \x01(\tR\x11classifierVersion\x12#\n" +
+	"\rbundle_digest\x18\f \x01(\tR\fbundleDigest\x12#\n" +
+	"\rbundle_signed\x18\r \x01(\bR\fbundleSigned\"l\n" +
 	"\fRulesetLayer\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -2118,7 +2473,30 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12<\n" +
 	"\x0edefault_action\x18\x04 \x01(\v2\x15.errorclass.v1.ActionR\rdefaultAction\x12?\n" +
 	"\x0edefault_effect\x18\x05 \x01(\x0e2\x18.errorclass.v1.RunEffectR\rdefaultEffect\x12+\n" +
-	"\x11default_retryable\x18\x06 \x01(\bR\x10defaultRetryable*\xf9\x03\n" +
+	"\x11default_retryable\x18\x06 \x01(\bR\x10defaultRetryable\"6\n" +
+	"\x10GetBundleRequest\x12\"\n" +
+	"\rif_none_match\x18\x01 \x01(\tR\vifNoneMatch\"\xcd\x01\n" +
+	"\x11GetBundleResponse\x12\x16\n" +
+	"\x06bundle\x18\x01 \x01(\fR\x06bundle\x12\x1e\n" +
+	"\n" +
+	"signatures\x18\x02 \x01(\fR\n" +
+	"signatures\x12#\n" +
+	"\rbundle_digest\x18\x03 \x01(\tR\fbundleDigest\x12%\n" +
+	"\x0eruleset_digest\x18\x04 \x01(\tR\rrulesetDigest\x12\x16\n" +
+	"\x06signed\x18\x05 \x01(\bR\x06signed\x12\x1c\n" +
+	"\tunchanged\x18\x06 \x01(\bR\tunchanged\"\xef\x01\n" +
+	"\x10ReportedDecision\x12B\n" +
+	"\n" +
+	"descriptor\x18\x01 \x01(\v2\".errorclass.v1.ExceptionDescriptorR\n" +
+	"descriptor\x127\n" +
+	"\x06answer\x18\x02 \x01(\v2\x1f.errorclass.v1.ClassifyResponseR\x06answer\x12#\n" +
+	"\rbundle_digest\x18\x03 \x01(\tR\fbundleDigest\x129\n" +
+	"\n" +
+	"decided_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\"W\n" +
+	"\x16ReportDecisionsRequest\x12=\n" +
+	"\tdecisions\x18\x01 \x03(\v2\x1f.errorclass.v1.ReportedDecisionR\tdecisions\"5\n" +
+	"\x17ReportDecisionsResponse\x12\x1a\n" +
+	"\baccepted\x18\x01 \x01(\x05R\baccepted*\xf9\x03\n" +
 	"\rRunErrorClass\x12\x1b\n" +
 	"\x17RUN_ERROR_CLASS_UNKNOWN\x10\x00\x12\"\n" +
 	"\x1eRUN_ERROR_CLASS_PROVIDER_ERROR\x10\x01\x12(\n" +
@@ -2157,14 +2535,16 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\x19RELOAD_RESULT_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16RELOAD_RESULT_RELOADED\x10\x01\x12\x1b\n" +
 	"\x17RELOAD_RESULT_UNCHANGED\x10\x02\x12\x18\n" +
-	"\x14RELOAD_RESULT_FAILED\x10\x032\xb3\x03\n" +
+	"\x14RELOAD_RESULT_FAILED\x10\x032\xe5\x04\n" +
 	"\x0fErrorClassifier\x12K\n" +
 	"\bClassify\x12\x1e.errorclass.v1.ClassifyRequest\x1a\x1f.errorclass.v1.ClassifyResponse\x12Z\n" +
 	"\rClassifyBatch\x12#.errorclass.v1.ClassifyBatchRequest\x1a$.errorclass.v1.ClassifyBatchResponse\x12U\n" +
 	"\x0eClassifyStream\x12\x1e.errorclass.v1.ClassifyRequest\x1a\x1f.errorclass.v1.ClassifyResponse(\x010\x01\x12J\n" +
 	"\n" +
 	"GetRuleset\x12 .errorclass.v1.GetRulesetRequest\x1a\x1a.errorclass.v1.RulesetInfo\x12T\n" +
-	"\vListClasses\x12!.errorclass.v1.ListClassesRequest\x1a\".errorclass.v1.ListClassesResponseBi\n" +
+	"\vListClasses\x12!.errorclass.v1.ListClassesRequest\x1a\".errorclass.v1.ListClassesResponse\x12N\n" +
+	"\tGetBundle\x12\x1f.errorclass.v1.GetBundleRequest\x1a .errorclass.v1.GetBundleResponse\x12`\n" +
+	"\x0fReportDecisions\x12%.errorclass.v1.ReportDecisionsRequest\x1a&.errorclass.v1.ReportDecisionsResponseBi\n" +
 	"\x11dev.errorclass.v1P\x01ZBgithub.com/errorclass/classifier/gen/go/errorclass/v1;errorclassv1\xaa\x02\rErrorClass.V1b\x06proto3"
 
 var (
@@ -2180,74 +2560,90 @@ func file_errorclass_v1_classifier_proto_rawDescGZIP() []byte {
 }
 
 var file_errorclass_v1_classifier_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_errorclass_v1_classifier_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_errorclass_v1_classifier_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_errorclass_v1_classifier_proto_goTypes = []any{
-	(RunErrorClass)(0),            // 0: errorclass.v1.RunErrorClass
-	(Origin)(0),                   // 1: errorclass.v1.Origin
-	(RunEffect)(0),                // 2: errorclass.v1.RunEffect
-	(UnknownReason)(0),            // 3: errorclass.v1.UnknownReason
-	(ReloadResult)(0),             // 4: errorclass.v1.ReloadResult
-	(*Cause)(nil),                 // 5: errorclass.v1.Cause
-	(*ExceptionDescriptor)(nil),   // 6: errorclass.v1.ExceptionDescriptor
-	(*Action)(nil),                // 7: errorclass.v1.Action
-	(*ClassifyRequest)(nil),       // 8: errorclass.v1.ClassifyRequest
-	(*ClassifyResponse)(nil),      // 9: errorclass.v1.ClassifyResponse
-	(*Explanation)(nil),           // 10: errorclass.v1.Explanation
-	(*RuleVerdict)(nil),           // 11: errorclass.v1.RuleVerdict
-	(*RuleMatch)(nil),             // 12: errorclass.v1.RuleMatch
-	(*PrecedenceDecision)(nil),    // 13: errorclass.v1.PrecedenceDecision
-	(*NearMiss)(nil),              // 14: errorclass.v1.NearMiss
-	(*ClassifyBatchRequest)(nil),  // 15: errorclass.v1.ClassifyBatchRequest
-	(*ClassifyBatchResponse)(nil), // 16: errorclass.v1.ClassifyBatchResponse
-	(*GetRulesetRequest)(nil),     // 17: errorclass.v1.GetRulesetRequest
-	(*RulesetInfo)(nil),           // 18: errorclass.v1.RulesetInfo
-	(*RulesetLayer)(nil),          // 19: errorclass.v1.RulesetLayer
-	(*ReloadStatus)(nil),          // 20: errorclass.v1.ReloadStatus
-	(*ListClassesRequest)(nil),    // 21: errorclass.v1.ListClassesRequest
-	(*ListClassesResponse)(nil),   // 22: errorclass.v1.ListClassesResponse
-	(*ClassInfo)(nil),             // 23: errorclass.v1.ClassInfo
-	nil,                           // 24: errorclass.v1.ExceptionDescriptor.AttributesEntry
+	(RunErrorClass)(0),              // 0: errorclass.v1.RunErrorClass
+	(Origin)(0),                     // 1: errorclass.v1.Origin
+	(RunEffect)(0),                  // 2: errorclass.v1.RunEffect
+	(UnknownReason)(0),              // 3: errorclass.v1.UnknownReason
+	(ReloadResult)(0),               // 4: errorclass.v1.ReloadResult
+	(*Cause)(nil),                   // 5: errorclass.v1.Cause
+	(*ExceptionDescriptor)(nil),     // 6: errorclass.v1.ExceptionDescriptor
+	(*Action)(nil),                  // 7: errorclass.v1.Action
+	(*ClassifyRequest)(nil),         // 8: errorclass.v1.ClassifyRequest
+	(*ClassifyResponse)(nil),        // 9: errorclass.v1.ClassifyResponse
+	(*Explanation)(nil),             // 10: errorclass.v1.Explanation
+	(*RuleVerdict)(nil),             // 11: errorclass.v1.RuleVerdict
+	(*RuleMatch)(nil),               // 12: errorclass.v1.RuleMatch
+	(*PrecedenceDecision)(nil),      // 13: errorclass.v1.PrecedenceDecision
+	(*NearMiss)(nil),                // 14: errorclass.v1.NearMiss
+	(*ClassifyBatchRequest)(nil),    // 15: errorclass.v1.ClassifyBatchRequest
+	(*ClassifyBatchResponse)(nil),   // 16: errorclass.v1.ClassifyBatchResponse
+	(*GetRulesetRequest)(nil),       // 17: errorclass.v1.GetRulesetRequest
+	(*RulesetInfo)(nil),             // 18: errorclass.v1.RulesetInfo
+	(*RulesetLayer)(nil),            // 19: errorclass.v1.RulesetLayer
+	(*ReloadStatus)(nil),            // 20: errorclass.v1.ReloadStatus
+	(*ListClassesRequest)(nil),      // 21: errorclass.v1.ListClassesRequest
+	(*ListClassesResponse)(nil),     // 22: errorclass.v1.ListClassesResponse
+	(*ClassInfo)(nil),               // 23: errorclass.v1.ClassInfo
+	(*GetBundleRequest)(nil),        // 24: errorclass.v1.GetBundleRequest
+	(*GetBundleResponse)(nil),       // 25: errorclass.v1.GetBundleResponse
+	(*ReportedDecision)(nil),        // 26: errorclass.v1.ReportedDecision
+	(*ReportDecisionsRequest)(nil),  // 27: errorclass.v1.ReportDecisionsRequest
+	(*ReportDecisionsResponse)(nil), // 28: errorclass.v1.ReportDecisionsResponse
+	nil,                             // 29: errorclass.v1.ExceptionDescriptor.AttributesEntry
+	(*durationpb.Duration)(nil),     // 30: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
 }
 var file_errorclass_v1_classifier_proto_depIdxs = []int32{
 	1,  // 0: errorclass.v1.ExceptionDescriptor.origin:type_name -> errorclass.v1.Origin
 	5,  // 1: errorclass.v1.ExceptionDescriptor.causes:type_name -> errorclass.v1.Cause
-	24, // 2: errorclass.v1.ExceptionDescriptor.attributes:type_name -> errorclass.v1.ExceptionDescriptor.AttributesEntry
+	29, // 2: errorclass.v1.ExceptionDescriptor.attributes:type_name -> errorclass.v1.ExceptionDescriptor.AttributesEntry
 	6,  // 3: errorclass.v1.ClassifyRequest.descriptor:type_name -> errorclass.v1.ExceptionDescriptor
 	0,  // 4: errorclass.v1.ClassifyResponse.error_class:type_name -> errorclass.v1.RunErrorClass
 	7,  // 5: errorclass.v1.ClassifyResponse.action:type_name -> errorclass.v1.Action
 	2,  // 6: errorclass.v1.ClassifyResponse.effect:type_name -> errorclass.v1.RunEffect
 	3,  // 7: errorclass.v1.ClassifyResponse.unknown_reason:type_name -> errorclass.v1.UnknownReason
 	10, // 8: errorclass.v1.ClassifyResponse.explanation:type_name -> errorclass.v1.Explanation
-	12, // 9: errorclass.v1.Explanation.matches:type_name -> errorclass.v1.RuleMatch
-	13, // 10: errorclass.v1.Explanation.decisions:type_name -> errorclass.v1.PrecedenceDecision
-	14, // 11: errorclass.v1.Explanation.near_misses:type_name -> errorclass.v1.NearMiss
-	11, // 12: errorclass.v1.Explanation.rule_verdict:type_name -> errorclass.v1.RuleVerdict
-	2,  // 13: errorclass.v1.RuleMatch.effect:type_name -> errorclass.v1.RunEffect
-	8,  // 14: errorclass.v1.ClassifyBatchRequest.requests:type_name -> errorclass.v1.ClassifyRequest
-	9,  // 15: errorclass.v1.ClassifyBatchResponse.responses:type_name -> errorclass.v1.ClassifyResponse
-	20, // 16: errorclass.v1.RulesetInfo.last_reload:type_name -> errorclass.v1.ReloadStatus
-	18, // 17: errorclass.v1.RulesetInfo.candidate:type_name -> errorclass.v1.RulesetInfo
-	19, // 18: errorclass.v1.RulesetInfo.layers:type_name -> errorclass.v1.RulesetLayer
-	4,  // 19: errorclass.v1.ReloadStatus.result:type_name -> errorclass.v1.ReloadResult
-	23, // 20: errorclass.v1.ListClassesResponse.classes:type_name -> errorclass.v1.ClassInfo
-	0,  // 21: errorclass.v1.ClassInfo.error_class:type_name -> errorclass.v1.RunErrorClass
-	7,  // 22: errorclass.v1.ClassInfo.default_action:type_name -> errorclass.v1.Action
-	2,  // 23: errorclass.v1.ClassInfo.default_effect:type_name -> errorclass.v1.RunEffect
-	8,  // 24: errorclass.v1.ErrorClassifier.Classify:input_type -> errorclass.v1.ClassifyRequest
-	15, // 25: errorclass.v1.ErrorClassifier.ClassifyBatch:input_type -> errorclass.v1.ClassifyBatchRequest
-	8,  // 26: errorclass.v1.ErrorClassifier.ClassifyStream:input_type -> errorclass.v1.ClassifyRequest
-	17, // 27: errorclass.v1.ErrorClassifier.GetRuleset:input_type -> errorclass.v1.GetRulesetRequest
-	21, // 28: errorclass.v1.ErrorClassifier.ListClasses:input_type -> errorclass.v1.ListClassesRequest
-	9,  // 29: errorclass.v1.ErrorClassifier.Classify:output_type -> errorclass.v1.ClassifyResponse
-	16, // 30: errorclass.v1.ErrorClassifier.ClassifyBatch:output_type -> errorclass.v1.ClassifyBatchResponse
-	9,  // 31: errorclass.v1.ErrorClassifier.ClassifyStream:output_type -> errorclass.v1.ClassifyResponse
-	18, // 32: errorclass.v1.ErrorClassifier.GetRuleset:output_type -> errorclass.v1.RulesetInfo
-	22, // 33: errorclass.v1.ErrorClassifier.ListClasses:output_type -> errorclass.v1.ListClassesResponse
-	29, // [29:34] is the sub-list for method output_type
-	24, // [24:29] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	30, // 9: errorclass.v1.ClassifyResponse.retry_after:type_name -> google.protobuf.Duration
+	12, // 10: errorclass.v1.Explanation.matches:type_name -> errorclass.v1.RuleMatch
+	13, // 11: errorclass.v1.Explanation.decisions:type_name -> errorclass.v1.PrecedenceDecision
+	14, // 12: errorclass.v1.Explanation.near_misses:type_name -> errorclass.v1.NearMiss
+	11, // 13: errorclass.v1.Explanation.rule_verdict:type_name -> errorclass.v1.RuleVerdict
+	2,  // 14: errorclass.v1.RuleMatch.effect:type_name -> errorclass.v1.RunEffect
+	8,  // 15: errorclass.v1.ClassifyBatchRequest.requests:type_name -> errorclass.v1.ClassifyRequest
+	9,  // 16: errorclass.v1.ClassifyBatchResponse.responses:type_name -> errorclass.v1.ClassifyResponse
+	20, // 17: errorclass.v1.RulesetInfo.last_reload:type_name -> errorclass.v1.ReloadStatus
+	18, // 18: errorclass.v1.RulesetInfo.candidate:type_name -> errorclass.v1.RulesetInfo
+	19, // 19: errorclass.v1.RulesetInfo.layers:type_name -> errorclass.v1.RulesetLayer
+	4,  // 20: errorclass.v1.ReloadStatus.result:type_name -> errorclass.v1.ReloadResult
+	23, // 21: errorclass.v1.ListClassesResponse.classes:type_name -> errorclass.v1.ClassInfo
+	0,  // 22: errorclass.v1.ClassInfo.error_class:type_name -> errorclass.v1.RunErrorClass
+	7,  // 23: errorclass.v1.ClassInfo.default_action:type_name -> errorclass.v1.Action
+	2,  // 24: errorclass.v1.ClassInfo.default_effect:type_name -> errorclass.v1.RunEffect
+	6,  // 25: errorclass.v1.ReportedDecision.descriptor:type_name -> errorclass.v1.ExceptionDescriptor
+	9,  // 26: errorclass.v1.ReportedDecision.answer:type_name -> errorclass.v1.ClassifyResponse
+	31, // 27: errorclass.v1.ReportedDecision.decided_at:type_name -> google.protobuf.Timestamp
+	26, // 28: errorclass.v1.ReportDecisionsRequest.decisions:type_name -> errorclass.v1.ReportedDecision
+	8,  // 29: errorclass.v1.ErrorClassifier.Classify:input_type -> errorclass.v1.ClassifyRequest
+	15, // 30: errorclass.v1.ErrorClassifier.ClassifyBatch:input_type -> errorclass.v1.ClassifyBatchRequest
+	8,  // 31: errorclass.v1.ErrorClassifier.ClassifyStream:input_type -> errorclass.v1.ClassifyRequest
+	17, // 32: errorclass.v1.ErrorClassifier.GetRuleset:input_type -> errorclass.v1.GetRulesetRequest
+	21, // 33: errorclass.v1.ErrorClassifier.ListClasses:input_type -> errorclass.v1.ListClassesRequest
+	24, // 34: errorclass.v1.ErrorClassifier.GetBundle:input_type -> errorclass.v1.GetBundleRequest
+	27, // 35: errorclass.v1.ErrorClassifier.ReportDecisions:input_type -> errorclass.v1.ReportDecisionsRequest
+	9,  // 36: errorclass.v1.ErrorClassifier.Classify:output_type -> errorclass.v1.ClassifyResponse
+	16, // 37: errorclass.v1.ErrorClassifier.ClassifyBatch:output_type -> errorclass.v1.ClassifyBatchResponse
+	9,  // 38: errorclass.v1.ErrorClassifier.ClassifyStream:output_type -> errorclass.v1.ClassifyResponse
+	18, // 39: errorclass.v1.ErrorClassifier.GetRuleset:output_type -> errorclass.v1.RulesetInfo
+	22, // 40: errorclass.v1.ErrorClassifier.ListClasses:output_type -> errorclass.v1.ListClassesResponse
+	25, // 41: errorclass.v1.ErrorClassifier.GetBundle:output_type -> errorclass.v1.GetBundleResponse
+	28, // 42: errorclass.v1.ErrorClassifier.ReportDecisions:output_type -> errorclass.v1.ReportDecisionsResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_errorclass_v1_classifier_proto_init() }
@@ -2263,7 +2659,7 @@ func file_errorclass_v1_classifier_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_errorclass_v1_classifier_proto_rawDesc), len(file_errorclass_v1_classifier_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   20,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,11 +25,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ErrorClassifier_Classify_FullMethodName       = "/errorclass.v1.ErrorClassifier/Classify"
-	ErrorClassifier_ClassifyBatch_FullMethodName  = "/errorclass.v1.ErrorClassifier/ClassifyBatch"
-	ErrorClassifier_ClassifyStream_FullMethodName = "/errorclass.v1.ErrorClassifier/ClassifyStream"
-	ErrorClassifier_GetRuleset_FullMethodName     = "/errorclass.v1.ErrorClassifier/GetRuleset"
-	ErrorClassifier_ListClasses_FullMethodName    = "/errorclass.v1.ErrorClassifier/ListClasses"
+	ErrorClassifier_Classify_FullMethodName        = "/errorclass.v1.ErrorClassifier/Classify"
+	ErrorClassifier_ClassifyBatch_FullMethodName   = "/errorclass.v1.ErrorClassifier/ClassifyBatch"
+	ErrorClassifier_ClassifyStream_FullMethodName  = "/errorclass.v1.ErrorClassifier/ClassifyStream"
+	ErrorClassifier_GetRuleset_FullMethodName      = "/errorclass.v1.ErrorClassifier/GetRuleset"
+	ErrorClassifier_ListClasses_FullMethodName     = "/errorclass.v1.ErrorClassifier/ListClasses"
+	ErrorClassifier_GetBundle_FullMethodName       = "/errorclass.v1.ErrorClassifier/GetBundle"
+	ErrorClassifier_ReportDecisions_FullMethodName = "/errorclass.v1.ErrorClassifier/ReportDecisions"
 )
 
 // ErrorClassifierClient is the client API for ErrorClassifier service.
@@ -53,6 +55,14 @@ type ErrorClassifierClient interface {
 	// Lists every class of the taxonomy with its serving defaults, so clients
 	// in other languages can keep their own tables in sync.
 	ListClasses(ctx context.Context, in *ListClassesRequest, opts ...grpc.CallOption) (*ListClassesResponse, error)
+	// Returns the serving ruleset as a bundle (docs/bundles.md): the compiled
+	// rules, which every client's evaluator runs in process, and the operator's
+	// signatures over them. After a reload it returns the new one; a caller
+	// that has the serving bundle already gets `unchanged` and no bytes.
+	GetBundle(ctx context.Context, in *GetBundleRequest, opts ...grpc.CallOption) (*GetBundleResponse, error)
+	// Takes the decisions a client made in process from its bundle, so the
+	// decision log, the metrics and the Unknown inbox still see every failure.
+	ReportDecisions(ctx context.Context, in *ReportDecisionsRequest, opts ...grpc.CallOption) (*ReportDecisionsResponse, error)
 }
 
 type errorClassifierClient struct {
@@ -116,6 +126,26 @@ func (c *errorClassifierClient) ListClasses(ctx context.Context, in *ListClasses
 	return out, nil
 }
 
+func (c *errorClassifierClient) GetBundle(ctx context.Context, in *GetBundleRequest, opts ...grpc.CallOption) (*GetBundleResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBundleResponse)
+	err := c.cc.Invoke(ctx, ErrorClassifier_GetBundle_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *errorClassifierClient) ReportDecisions(ctx context.Context, in *ReportDecisionsRequest, opts ...grpc.CallOption) (*ReportDecisionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportDecisionsResponse)
+	err := c.cc.Invoke(ctx, ErrorClassifier_ReportDecisions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ErrorClassifierServer is the server API for ErrorClassifier service.
 // All implementations must embed UnimplementedErrorClassifierServer
 // for forward compatibility.
@@ -137,6 +167,14 @@ type ErrorClassifierServer interface {
 	// Lists every class of the taxonomy with its serving defaults, so clients
 	// in other languages can keep their own tables in sync.
 	ListClasses(context.Context, *ListClassesRequest) (*ListClassesResponse, error)
+	// Returns the serving ruleset as a bundle (docs/bundles.md): the compiled
+	// rules, which every client's evaluator runs in process, and the operator's
+	// signatures over them. After a reload it returns the new one; a caller
+	// that has the serving bundle already gets `unchanged` and no bytes.
+	GetBundle(context.Context, *GetBundleRequest) (*GetBundleResponse, error)
+	// Takes the decisions a client made in process from its bundle, so the
+	// decision log, the metrics and the Unknown inbox still see every failure.
+	ReportDecisions(context.Context, *ReportDecisionsRequest) (*ReportDecisionsResponse, error)
 	mustEmbedUnimplementedErrorClassifierServer()
 }
 
@@ -161,6 +199,12 @@ func (UnimplementedErrorClassifierServer) GetRuleset(context.Context, *GetRulese
 }
 func (UnimplementedErrorClassifierServer) ListClasses(context.Context, *ListClassesRequest) (*ListClassesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListClasses not implemented")
+}
+func (UnimplementedErrorClassifierServer) GetBundle(context.Context, *GetBundleRequest) (*GetBundleResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetBundle not implemented")
+}
+func (UnimplementedErrorClassifierServer) ReportDecisions(context.Context, *ReportDecisionsRequest) (*ReportDecisionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportDecisions not implemented")
 }
 func (UnimplementedErrorClassifierServer) mustEmbedUnimplementedErrorClassifierServer() {}
 func (UnimplementedErrorClassifierServer) testEmbeddedByValue()                         {}
@@ -262,6 +306,42 @@ func _ErrorClassifier_ListClasses_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ErrorClassifier_GetBundle_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBundleRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ErrorClassifierServer).GetBundle(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ErrorClassifier_GetBundle_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ErrorClassifierServer).GetBundle(ctx, req.(*GetBundleRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ErrorClassifier_ReportDecisions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportDecisionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ErrorClassifierServer).ReportDecisions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ErrorClassifier_ReportDecisions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ErrorClassifierServer).ReportDecisions(ctx, req.(*ReportDecisionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ErrorClassifier_ServiceDesc is the grpc.ServiceDesc for ErrorClassifier service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -284,6 +364,14 @@ var ErrorClassifier_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListClasses",
 			Handler:    _ErrorClassifier_ListClasses_Handler,
+		},
+		{
+			MethodName: "GetBundle",
+			Handler:    _ErrorClassifier_GetBundle_Handler,
+		},
+		{
+			MethodName: "ReportDecisions",
+			Handler:    _ErrorClassifier_ReportDecisions_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -4,7 +4,10 @@ import dev.errorclass.v1.ClassifyResponse;
 import dev.errorclass.v1.ExceptionDescriptor;
 import dev.errorclass.v1.RunEffect;
 import dev.errorclass.v1.RunErrorClass;
+import dev.errorclass.v1.UnknownReason;
 import io.grpc.Status;
+import java.time.Duration;
+import java.util.Optional;
 
 /**
  * What {@link ClassifierClient#classify} answers: the service's classification, or, when the
@@ -18,8 +21,29 @@ public sealed interface Classification permits Classification.Classified, Classi
     /** The descriptor that was (or could not be) classified. */
     ExceptionDescriptor descriptor();
 
-    /** The service answered. */
-    record Classified(ExceptionDescriptor descriptor, ClassifyResponse response) implements Classification {
+    /**
+     * The service answered, or a bundle in this process did ({@link #local()}, {@link
+     * Bundle#classify}): the same fields either way, the same answer for the same ruleset.
+     */
+    record Classified(ExceptionDescriptor descriptor, ClassifyResponse response, String bundleDigest)
+            implements Classification {
+        public Classified {
+            bundleDigest = bundleDigest == null ? "" : bundleDigest;
+        }
+
+        /** The service's answer. */
+        public Classified(ExceptionDescriptor descriptor, ClassifyResponse response) {
+            this(descriptor, response, "");
+        }
+
+        /**
+         * Whether a bundle in this process answered ({@link Bundle#classify}) rather than the
+         * service; {@link #bundleDigest()} then names the bundle ({@code sha256:<hex>} of its bytes).
+         */
+        public boolean local() {
+            return !bundleDigest.isEmpty();
+        }
+
         /** The permanent class number to store. */
         public int classNumber() {
             return response.getErrorClassValue();
@@ -59,6 +83,34 @@ public sealed interface Classification permits Classification.Classified, Classi
 
         public String rulesetDigest() {
             return response.getRulesetDigest();
+        }
+
+        /** Why an Unknown is one (no rule matched, or tied rules disagreed); UNSPECIFIED otherwise. */
+        public UnknownReason unknownReason() {
+            return response.getUnknownReason();
+        }
+
+        /**
+         * How long to wait before a retry, when the answer is retryable and the provider said
+         * (its {@code retry-after} or rate-limit reset headers, Google's RetryInfo: the
+         * descriptor's evidence attributes), capped by the ruleset; empty when the provider did
+         * not say or a retry cannot help. A local answer has none: the service computes it.
+         */
+        public Optional<Duration> retryAfter() {
+            if (!response.hasRetryAfter()) {
+                return Optional.empty();
+            }
+            com.google.protobuf.Duration d = response.getRetryAfter();
+            return Optional.of(Duration.ofSeconds(d.getSeconds(), d.getNanos()));
+        }
+
+        /**
+         * Where {@link #retryAfter()} came from: the attribute it was read from ({@code
+         * http.response.header.retry-after}), with {@code " (capped)"} when the ruleset's cap cut
+         * it; empty when there is no retryAfter.
+         */
+        public String retryAfterSource() {
+            return response.getRetryAfterSource();
         }
     }
 

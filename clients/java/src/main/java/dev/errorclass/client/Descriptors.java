@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -97,8 +96,9 @@ public final class Descriptors {
      * The descriptor of an HTTP response with an error status (400 and up) that a raw client
      * ({@code java.net.http.HttpResponse}, OkHttp's {@code Response}) returned without throwing;
      * {@code null} for any other status. The status is read by reflection ({@code statusCode()},
-     * {@code code()}), the {@code x-amzn-ErrorType} header too ({@code headers().firstValue},
-     * {@code header}), and {@code body} (the text the caller read) as {@link ErrorBodies} reads it.
+     * {@code code()}), its headers ({@code headers().firstValue}, {@code headers().get}: the
+     * evidence headers, {@code retry-after} and the rate-limit resets, and AWS's {@code
+     * x-amzn-ErrorType}), and {@code body} (the text the caller read) as {@link ErrorBodies} reads it.
      * The type is the response's class, the message the status and the provider's message.
      */
     public static ExceptionDescriptor fromHttpResponse(Object response, String body, Origin origin, String provider) {
@@ -111,8 +111,7 @@ public final class Descriptors {
         if (response == null || status == null || status < 400) {
             return null;
         }
-        String aws = awsErrorType(response);
-        ErrorBodies.Evidence e = ErrorBodies.read(status, aws == null ? Map.of() : Map.of("x-amzn-ErrorType", aws), body);
+        ErrorBodies.Evidence e = ErrorBodies.read(status, responseHeaders(response), body);
         String head = Integer.toString(status);
         ExceptionDescriptor.Builder d = ExceptionDescriptor.newBuilder()
                 .setType(response.getClass().getName())
@@ -129,23 +128,18 @@ public final class Descriptors {
         return fit(d.build());
     }
 
-    /** The {@code x-amzn-ErrorType} header of java.net.http's or OkHttp's response, or null. */
-    private static String awsErrorType(Object response) {
+    /**
+     * The evidence headers ({@link Facts#EVIDENCE_HEADERS}) and AWS's {@code x-amzn-ErrorType} of
+     * java.net.http's ({@code headers().firstValue}) or OkHttp's ({@code headers().get}) response.
+     */
+    private static Map<String, String> responseHeaders(Object response) {
         Object headers = Evidence.call(response, "headers");
-        Object value;
-        try {
-            value = headers == null ? null : headers.getClass().getMethod("firstValue", String.class).invoke(headers, "x-amzn-ErrorType");
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            try {
-                value = response.getClass().getMethod("header", String.class).invoke(response, "x-amzn-ErrorType");
-            } catch (ReflectiveOperationException | RuntimeException e2) {
-                value = null;
-            }
+        if (headers == null) {
+            return Map.of();
         }
-        if (value instanceof Optional<?> o) {
-            value = o.orElse(null);
-        }
-        return value instanceof String s ? s : null;
+        List<String> names = new ArrayList<>(Facts.EVIDENCE_HEADERS);
+        names.add("x-amzn-ErrorType");
+        return Evidence.headerValues(headers, names);
     }
 
     /**

@@ -39,6 +39,13 @@ public final class Facts {
     /** The gRPC status names by number (0 OK ... 16 UNAUTHENTICATED), as Google spells them. */
     public static final List<String> GRPC_CODE_NAMES = List.of("OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED");
 
+    /** Class names by number, as the proto numbers them. */
+    public static final List<String> CLASS_NAMES = List.of("Unknown", "ProviderError", "ProviderUnavailable", "RateLimited", "QuotaExceeded", "ContentFiltered", "ToolError", "Timeout", "CompilationFailed", "BudgetExceeded", "Canceled", "ContentBlocked", "Infrastructure", "ToolTimeout");
+    /** Effect names by number ({@code EFFECT_NAMES.get(0)} is unspecified). */
+    public static final List<String> EFFECT_NAMES = List.of("unspecified", "fail", "pause", "continue");
+    /** Why an answer is Unknown, by number ({@code UNKNOWN_REASON_NAMES.get(0)} is none). */
+    public static final List<String> UNKNOWN_REASON_NAMES = List.of("none", "no_match", "conflict");
+
     /** The proto package and the service's full name. */
     public static final String SERVICE_PACKAGE = "errorclass.v1";
     public static final String SERVICE_NAME = "errorclass.v1.ErrorClassifier";
@@ -119,6 +126,29 @@ public final class Facts {
             "The {provider} response ended with the failure finish reason {reason}.";
     public static final String PROMPT_BLOCKED_MESSAGE =
             "The {provider} API blocked the prompt ({reason}).";
+
+    /**
+     * A provider's response header kept as evidence is the attribute of this prefix and the
+     * header's name in lower case.
+     */
+    public static final String HEADER_ATTRIBUTE_PREFIX = "http.response.header.";
+    /** The response headers kept from a provider's error, by their lower-case names. */
+    public static final List<String> EVIDENCE_HEADERS = List.of("retry-after", "retry-after-ms", "x-ms-retry-after-ms", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens", "anthropic-ratelimit-requests-reset", "anthropic-ratelimit-tokens-reset", "anthropic-ratelimit-input-tokens-reset", "anthropic-ratelimit-output-tokens-reset", "date");
+
+    /**
+     * A Google error detail kept as an attribute: the first {@code details} item of {@code
+     * typeUrl}, its {@code field} (a dotted path, {@code violations[0].quotaId}) when text.
+     */
+    public record GoogleDetail(String attribute, String typeUrl, String field) {}
+
+    /** What a Google error body's {@code details} say, kept as attributes. */
+    public static final List<GoogleDetail> GOOGLE_DETAILS = List.of(
+            new GoogleDetail("google.rpc.retry_info.retry_delay", "type.googleapis.com/google.rpc.RetryInfo", "retryDelay"),
+            new GoogleDetail("google.rpc.error_info.reason", "type.googleapis.com/google.rpc.ErrorInfo", "reason"),
+            new GoogleDetail("google.rpc.quota_failure.quota_id", "type.googleapis.com/google.rpc.QuotaFailure", "violations[0].quotaId"));
+
+    /** Each kept header or detail value is cut to this many characters. */
+    public static final int MAX_EVIDENCE_CHARS = 256;
 
     private Facts() {}
 }

@@ -46,6 +46,39 @@ final class Json {
         return object == null ? null : object(object.get(name));
     }
 
+    /**
+     * The value at a dotted path of member names, each with optional array indexes ({@code
+     * violations[0].quotaId}); null when any step is missing or of another shape.
+     */
+    static JsonElement at(JsonObject object, String path) {
+        JsonElement here = object;
+        for (String step : path.split("\\.", -1)) {
+            int bracket = step.indexOf('[');
+            String name = bracket < 0 ? step : step.substring(0, bracket);
+            JsonObject o = object(here);
+            here = o == null ? null : o.get(name);
+            while (here != null && bracket >= 0) {
+                int close = step.indexOf(']', bracket);
+                if (close < 0 || !here.isJsonArray()) {
+                    return null;
+                }
+                int index;
+                try {
+                    index = Integer.parseInt(step.substring(bracket + 1, close));
+                } catch (NumberFormatException e) {
+                    return null;
+                }
+                var array = here.getAsJsonArray();
+                here = index >= 0 && index < array.size() ? array.get(index) : null;
+                bracket = step.indexOf('[', close);
+            }
+            if (here == null) {
+                return null;
+            }
+        }
+        return here;
+    }
+
     /** Whether {@code value} is a JSON string. */
     static boolean isText(JsonElement value) {
         return value != null && value.isJsonPrimitive() && value.getAsJsonPrimitive().isString();

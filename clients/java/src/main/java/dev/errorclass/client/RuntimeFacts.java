@@ -9,14 +9,16 @@ import java.util.regex.Pattern;
 /**
  * What only the runtime knows about a failure, as the attributes of the runtime contract
  * ({@link Facts#RUNTIME_FACTS}; docs/clients.md, "What only the runtime knows"): whose time
- * limit fired, an interceptor's veto, the stage of the agent definition that failed, and the
- * provider calls an orphaned run made. A runtime builds these with the factory methods (or
+ * limit fired, an interceptor's veto, the stage of the agent definition that failed, which of
+ * the runtime's own guards refused a call before it was made, and the provider calls an
+ * orphaned run made. A runtime builds these with the factory methods (or
  * {@link #of} from its own configuration) and never types an attribute name; every one is
  * checked as clients/spec/vectors/runtime_facts.json says.
  *
  * <pre>{@code
  * Descriptors.from(e, Origin.ORIGIN_TOOL, "", RuntimeFacts.toolTimeLimit());  // ToolTimeout
  * Descriptors.from(e, Origin.ORIGIN_INTERCEPTOR, "", RuntimeFacts.veto(Veto.BUDGET));
+ * Descriptors.from(e, Origin.ORIGIN_RUNTIME, "openai", RuntimeFacts.refusedBy(RefusedBy.BREAKER));
  * }</pre>
  */
 public final class RuntimeFacts {
@@ -50,7 +52,7 @@ public final class RuntimeFacts {
 
     /**
      * The facts named in {@code facts} ({@code time_limit}, {@code veto}, {@code stage},
-     * {@code provider_calls}; a null value is no fact), each value stripped and lower-cased:
+     * {@code refused_by}, {@code provider_calls}; a null value is no fact), each value stripped and lower-cased:
      * a closed fact takes its values, an open one also any word matching {@link
      * Facts#OPEN_FACT_PATTERN}, a count a whole number (digits, or an integer) written in
      * decimal. Throws {@link InvalidFactException} naming the first refused fact, in the
@@ -131,6 +133,17 @@ public final class RuntimeFacts {
     /** The runtime failed on the agent definition at this stage (origin RUNTIME). */
     public static RuntimeFacts stage(Stage stage) {
         return of(Map.of(Stage.FACT, stage.value()));
+    }
+
+    /**
+     * The runtime's own guard refused the call before it was made, whatever it threw (a
+     * resilience4j {@code CallNotPermittedException}, an {@code IllegalStateException} of a
+     * hand-written quota check): its circuit breaker for the provider (ProviderUnavailable),
+     * its rate limiter, concurrency cap or quota (QuotaExceeded), its budget (BudgetExceeded).
+     * Sent with origin RUNTIME (docs/clients.md, "The runtime's own guards").
+     */
+    public static RuntimeFacts refusedBy(RefusedBy guard) {
+        return of(Map.of(RefusedBy.FACT, guard.value()));
     }
 
     /** Reconciliation found an orphaned run that made this many provider calls (origin RECONCILER). */

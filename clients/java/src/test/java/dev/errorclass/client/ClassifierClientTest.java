@@ -112,4 +112,38 @@ class ClassifierClientTest {
             Outage.stop(server);
         }
     }
+
+    /** Answers every descriptor retryable after 1.5 s, as the service does from a descriptor's retry evidence. */
+    static final class RetryAfter extends ErrorClassifierGrpc.ErrorClassifierImplBase {
+        @Override
+        public void classify(ClassifyRequest request, StreamObserver<ClassifyResponse> out) {
+            out.onNext(ClassifyResponse.newBuilder().setClassName("RateLimited").setRetryable(true)
+                    .setRetryAfter(com.google.protobuf.Duration.newBuilder().setSeconds(1).setNanos(500_000_000))
+                    .setRetryAfterSource("http.response.header.retry-after-ms").build());
+            out.onCompleted();
+        }
+    }
+
+    @Test
+    void retryAfterIsADuration() throws Exception {
+        Server server = Outage.serve(PASS, new RetryAfter());
+        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + server.getPort())) {
+            Classification.Classified c = assertInstanceOf(Classification.Classified.class,
+                    client.classify(ExceptionDescriptor.newBuilder().setType("openai.RateLimitError").build()));
+            assertEquals(java.util.Optional.of(java.time.Duration.ofMillis(1500)), c.retryAfter());
+            assertEquals("http.response.header.retry-after-ms", c.retryAfterSource());
+            assertEquals(false, c.local());
+        } finally {
+            Outage.stop(server);
+        }
+        Server none = Outage.serve(PASS, new Echo());
+        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + none.getPort())) {
+            Classification.Classified c = assertInstanceOf(Classification.Classified.class,
+                    client.classifyBatch(List.of(ExceptionDescriptor.newBuilder().setType("x.Y").build())).get(0));
+            assertEquals(java.util.Optional.empty(), c.retryAfter(), "unset: the provider did not say");
+            assertEquals("", c.retryAfterSource());
+        } finally {
+            Outage.stop(none);
+        }
+    }
 }

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.TestFactory;
 class VectorsTest {
     private static final Map<String, Integer> RAN = new ConcurrentHashMap<>();
     private static final Set<String> KINDS =
-            Set.of("error_body", "finish_reason", "response", "runtime_facts", "validate", "fit", "breaker", "outage");
+            Set.of("error_body", "stream_error", "finish_reason", "response", "runtime_facts", "validate", "fit", "breaker", "outage",
+                    "bundle", "bundle_verify");
 
     @TestFactory
     List<DynamicNode> vectors() throws Exception {
@@ -74,6 +75,9 @@ class VectorsTest {
     static void run(String kind, JsonObject input, JsonObject want) throws Exception {
         switch (kind) {
             case "error_body" -> errorBody(input, want);
+            case "stream_error" -> evidence(ErrorBodies.readStream(Spec.text(input, "event"), Spec.text(input, "data")), want);
+            case "bundle" -> BundleVectors.classify(input, want);
+            case "bundle_verify" -> BundleVectors.verify(input, want);
             case "finish_reason" -> builder(Descriptors.fromFinishReason(Spec.text(input, "reason"), Spec.text(input, "provider"),
                     input.get("prompt_blocked").getAsBoolean(), Spec.text(input, "model")), want);
             case "response" -> builder(Descriptors.fromResponse(input.get("response").toString(), Spec.text(input, "provider")), want);
@@ -104,7 +108,11 @@ class VectorsTest {
         Integer status = input.get("status").isJsonNull() ? null : input.get("status").getAsInt();
         Map<String, String> headers = new TreeMap<>();
         input.getAsJsonObject("headers").entrySet().forEach(h -> headers.put(h.getKey(), h.getValue().getAsString()));
-        ErrorBodies.Evidence e = ErrorBodies.read(status, headers, body);
+        evidence(ErrorBodies.read(status, headers, body), want);
+    }
+
+    /** An error body's or a stream error's evidence, in the vectors' spelling. */
+    static void evidence(ErrorBodies.Evidence e, JsonObject want) {
         JsonObject got = new JsonObject();
         if (!e.code().isEmpty()) {
             got.addProperty("code", e.code());

@@ -1,0 +1,42 @@
+package errorclass
+
+import (
+	"time"
+
+	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+)
+
+// Answer is a classification: the service's (Client.Classify and the other calls) or one
+// a bundle gave in process (Bundle.Classify, Local). It embeds the service's
+// ClassifyResponse, so both read the same fields (ClassName, ErrorClass, Effect, Action,
+// Retryable, RuleId, RulesetVersion, RulesetDigest, UnknownReason), and a local answer
+// is the ClassifyResponse the service would have sent for the same descriptor.
+type Answer struct {
+	*errorclassv1.ClassifyResponse
+	// Local is true when a bundle answered in process, not the service.
+	Local bool
+	// BundleDigest is the bundle that answered (sha256:<hex> of its bytes, what
+	// RulesetInfo.bundle_digest names); empty when the service answered.
+	BundleDigest string
+}
+
+// RetryAfter is how long to wait before a retry and whether the answer says: set when
+// the answer is retryable and the provider said when (a Retry-After or rate-limit reset
+// header, Google's RetryInfo: the descriptor's evidence attributes), capped by the
+// ruleset. RetryAfterSource names the attribute it was read from. A bundle's local answer
+// never has one: the service computes it.
+func (a *Answer) RetryAfter() (time.Duration, bool) {
+	if a == nil || a.ClassifyResponse == nil || a.ClassifyResponse.RetryAfter == nil {
+		return 0, false
+	}
+	return a.ClassifyResponse.RetryAfter.AsDuration(), true
+}
+
+// served wraps the service's answers.
+func served(responses ...*errorclassv1.ClassifyResponse) []*Answer {
+	out := make([]*Answer, len(responses))
+	for i, r := range responses {
+		out[i] = &Answer{ClassifyResponse: r}
+	}
+	return out
+}

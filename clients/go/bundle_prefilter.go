@@ -1,0 +1,377 @@
+package errorclass
+
+import (
+	"regexp/syntax"
+	"strings"
+	"unicode/utf8"
+)
+
+// Go's regexp has no DFA: an unanchored search that fails walks its NFA over the whole
+// message, some microseconds for a long case-insensitive alternation (measured on the
+// library: 20 us for a 150-byte message, and 4.6 us for `Client\.Timeout exceeded|:
+// i/o timeout$|context deadline exceeded` on a 74-byte message that matches), where C++
+// RE2 takes a fraction of one. So each pattern gets a prefilter, as RE2's own prefilter
+// and code search's trigram index do, read from the pattern's syntax tree: a message
+// holding a literal that is a whole branch of the pattern matches; one without the
+// literals every match contains does not; only the rest is left to the regexp.
+// TestPrefiltersDecideAsTheRegexpDoes holds every pattern of the spec's bundles to its
+// regexp on every message of the bundle vectors.
+
+// prefilter decides a pattern from literals where it can: sure holds the literals of the
+// branches of the pattern (an alternation, or one branch) that are nothing but literals
+// (no class, repetition or anchor they leave out), finding one of which is a match;
+// exact says every branch is such, so that finding none is no match; root is what every
+// match contains (all of a concatenation's literals, one of an alternation's), finding
+// which is needed for a match.
+type prefilter struct {
+	sure  *filterNode
+	exact bool
+	root  *filterNode
+}
+
+type filterOp uint8
+
+const (
+	filterLiteral filterOp = iota
+	filterAll
+	filterAny
+)
+
+type filterNode struct {
+	op   filterOp
+	lit  literal
+	subs []*filterNode
+}
+
+// literal is a text a match contains: as it is, or case-folded (then lower case ASCII,
+// found in the message folded by foldASCII); at the start or the end of the message when
+// the pattern anchors it there (^ and $, which without (?m) are the text's ends).
+type literal struct {
+	text       string
+	fold       bool
+	start, end bool
+}
+
+// in is whether the literal is in text (the message, or the message folded).
+func (l *literal) in(text string) bool {
+	switch {
+	case l.start && l.end:
+		return text == l.text
+	case l.start:
+		return strings.HasPrefix(text, l.text)
+	case l.end:
+		return strings.HasSuffix(text, l.text)
+	}
+	return strings.Contains(text, l.text)
+}
+
+// maxLiterals bounds a prefilter: past it, the regexp is run instead.
+const maxLiterals = 32
+
+// newPrefilter is the prefilter of a pattern, or nil when it has none (a match can be
+// made of anything: a class, a repetition that may be empty).
+func newPrefilter(pattern string) *prefilter {
+	re, err := syntax.Parse(pattern, syntax.Perl) // as regexp.Compile parses it
+	if err != nil {
+		return nil
+	}
+	re = re.Simplify()
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	branches := []*syntax.Regexp{re}
+	if re.Op == syntax.OpAlternate {
+		branches = re.Sub
+	}
+	p := &prefilter{sure: &filterNode{op: filterAny}, exact: true}
+	for _, branch := range branches {
+		literals, ok := exactly(branch)
+		p.exact = p.exact && ok
+		for _, l := range literals {
+			p.sure.subs = append(p.sure.subs, &filterNode{op: filterLiteral, lit: l})
+		}
+	}
+	if n := len(p.sure.subs); n == 0 || n > maxLiterals {
+		p.sure, p.exact = nil, false
+	}
+	if !p.exact {
+		if p.root = required(re); p.root != nil && p.root.count() > maxLiterals {
+			p.root = nil
+		}
+	}
+	if p.sure == nil && p.root == nil {
+		return nil
+	}
+	return p
+}
+
+// required is what every match of re contains (nil: nothing known).
+func required(re *syntax.Regexp) *filterNode {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if lit, ok := literalOf(re); ok {
+			return &filterNode{op: filterLiteral, lit: lit}
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		oneOf := &filterNode{op: filterAny}
+		for _, sub := range re.Sub {
+			node := required(sub)
+			if node == nil {
+				return nil
+			}
+			oneOf.subs = append(oneOf.subs, node)
+		}
+		return oneOf
+	case syntax.OpConcat:
+		return concatRequired(re.Sub)
+	}
+	return nil
+}
+
+// concatRequired: every part of a concatenation is in a match.
+func concatRequired(subs []*syntax.Regexp) *filterNode {
+	all := &filterNode{op: filterAll}
+	for _, sub := range subs {
+		if node := required(sub); node != nil {
+			all.subs = append(all.subs, node)
+		}
+	}
+	switch len(all.subs) {
+	case 0:
+		return nil
+	case 1:
+		return all.subs[0]
+	}
+	return all
+}
+
+func (n *filterNode) count() int {
+	if n.op == filterLiteral {
+		return 1
+	}
+	total := 0
+	for _, sub := range n.subs {
+		total += sub.count()
+	}
+	return total
+}
+
+// holds is whether the message holds what the node asks; folded is the message folded
+// (foldASCII), made when first needed.
+func (n *filterNode) holds(message string, folded *string) bool {
+	switch n.op {
+	case filterLiteral:
+		if !n.lit.fold {
+			return n.lit.in(message)
+		}
+		if *folded == "" && message != "" {
+			*folded = foldASCII(message)
+		}
+		return n.lit.in(*folded)
+	case filterAll:
+		for _, sub := range n.subs {
+			if !sub.holds(message, folded) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, sub := range n.subs {
+		if sub.holds(message, folded) {
+			return true
+		}
+	}
+	return false
+}
+
+// decide is whether the message matches, when the literals decide it (decided);
+// folded is the message folded (foldASCII), made when first needed.
+func (p *prefilter) decide(message string, folded *string) (match, decided bool) {
+	if p.sure != nil && p.sure.holds(message, folded) {
+		return true, true
+	}
+	if p.exact || (p.root != nil && !p.root.holds(message, folded)) {
+		return false, true
+	}
+	return false, false
+}
+
+// exactly is every text re matches, when they are few, none empty, and all of one case
+// (folded or not): then a search for re is a search for any of them (at the message's
+// start or end when re begins with ^ or ends with $).
+func exactly(re *syntax.Regexp) ([]literal, bool) {
+	var start, end bool
+	if re.Op == syntax.OpConcat {
+		subs := re.Sub
+		if len(subs) > 0 && subs[0].Op == syntax.OpBeginText {
+			start, subs = true, subs[1:]
+		}
+		if len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpEndText {
+			end, subs = true, subs[:len(subs)-1]
+		}
+		if len(subs) == 0 {
+			return nil, false
+		}
+		re = &syntax.Regexp{Op: syntax.OpConcat, Sub: subs}
+	}
+	texts, fold, ok := expand(re)
+	if !ok || len(texts) == 0 {
+		return nil, false
+	}
+	out := make([]literal, 0, len(texts))
+	for _, text := range texts {
+		if text == "" {
+			return nil, false
+		}
+		out = append(out, literal{text: text, fold: fold == foldYes, start: start, end: end})
+	}
+	return out, true
+}
+
+// foldState is whether the literals of a subtree are case-folded, not, or have none.
+type foldState uint8
+
+const (
+	foldNone foldState = iota
+	foldNo
+	foldYes
+)
+
+func joinFold(a, b foldState) (foldState, bool) {
+	if a == foldNone || a == b {
+		return b, true
+	}
+	return a, b == foldNone
+}
+
+// expand is every text re matches (lower case when folded), if they are at most
+// maxLiterals: literals, alternations, concatenations, optional parts and small classes.
+func expand(re *syntax.Regexp) ([]string, foldState, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch:
+		return []string{""}, foldNone, true
+	case syntax.OpLiteral:
+		lit, ok := literalOf(re)
+		if !ok {
+			return nil, foldNone, false
+		}
+		return []string{lit.text}, map[bool]foldState{true: foldYes, false: foldNo}[lit.fold], true
+	case syntax.OpCharClass:
+		var texts []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if r >= utf8.RuneSelf || len(texts) == maxLiterals {
+					return nil, foldNone, false
+				}
+				texts = append(texts, string(r))
+			}
+		}
+		// a class is exact as it is: no folding of its own (the parser put the folds in)
+		return texts, foldNone, len(texts) > 0 && !hasLetter(texts)
+	case syntax.OpCapture:
+		return expand(re.Sub[0])
+	case syntax.OpQuest:
+		texts, fold, ok := expand(re.Sub[0])
+		return append(texts, ""), fold, ok && len(texts) < maxLiterals
+	case syntax.OpAlternate:
+		var out []string
+		fold := foldNone
+		for _, sub := range re.Sub {
+			texts, f, ok := expand(sub)
+			if !ok {
+				return nil, foldNone, false
+			}
+			if fold, ok = joinFold(fold, f); !ok {
+				return nil, foldNone, false
+			}
+			out = append(out, texts...)
+		}
+		return out, fold, len(out) <= maxLiterals
+	case syntax.OpConcat:
+		out := []string{""}
+		fold := foldNone
+		for _, sub := range re.Sub {
+			texts, f, ok := expand(sub)
+			if !ok {
+				return nil, foldNone, false
+			}
+			if fold, ok = joinFold(fold, f); !ok || len(out)*len(texts) > maxLiterals {
+				return nil, foldNone, false
+			}
+			next := make([]string, 0, len(out)*len(texts))
+			for _, head := range out {
+				for _, tail := range texts {
+					next = append(next, head+tail)
+				}
+			}
+			out = next
+		}
+		return out, fold, true
+	}
+	return nil, foldNone, false
+}
+
+// hasLetter: a class holding a letter is left to the regexp (which letters a folded
+// class holds is the parser's business).
+func hasLetter(texts []string) bool {
+	for _, t := range texts {
+		if c := t[0]; ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') {
+			return true
+		}
+	}
+	return false
+}
+
+// literalOf is a literal node's text: a case-folded one only when it is ASCII (whose
+// folds foldASCII knows), never U+FFFD (which stands for any byte that is not UTF-8).
+func literalOf(re *syntax.Regexp) (literal, bool) {
+	text := string(re.Rune)
+	if text == "" || strings.ContainsRune(text, utf8.RuneError) {
+		return literal{}, false
+	}
+	if re.Flags&syntax.FoldCase == 0 {
+		return literal{text: text}, true
+	}
+	for _, r := range re.Rune {
+		if r >= utf8.RuneSelf {
+			return literal{}, false
+		}
+	}
+	return literal{text: strings.ToLower(text), fold: true}, true
+}
+
+// asciiFolds are the characters outside ASCII that Go's regexp folds to an ASCII letter
+// (unicode.SimpleFold: the Kelvin sign with k, the long s with s).
+var asciiFolds = map[rune]byte{'\u212a': 'k', '\u017f': 's'}
+
+// foldASCII is text with ASCII letters, and the characters that fold to them, in lower
+// case; everything else as it is.
+func foldASCII(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if folded, ok := asciiFolds[r]; ok && size > 1 {
+			b.WriteByte(folded)
+		} else {
+			b.WriteString(text[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}

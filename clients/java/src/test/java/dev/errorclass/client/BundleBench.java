@@ -1,0 +1,71 @@
+package dev.errorclass.client;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import dev.errorclass.v1.ExceptionDescriptor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The in-process evaluator on the bundled library ({@code make bench}; figures, not a test): the
+ * descriptors of clients/spec/vectors/bundle.library.json (the library's cases, the public
+ * corpus, the conformance suite's SDK types), each classified by clients/spec/bundles/library.json
+ * after a warm-up, every evaluation timed alone; prints p50, p90, p99 and p99.9 per evaluation,
+ * and per descriptor the best of its passes (what it costs when the scheduler does not interrupt).
+ * {@code java -cp ... dev.errorclass.client.BundleBench [passes]}.
+ */
+public final class BundleBench {
+    private BundleBench() {}
+
+    public static void main(String[] args) throws Exception {
+        int passes = args.length > 0 ? Integer.parseInt(args[0]) : 20;
+        Path spec = Spec.dir();
+        long t0 = System.nanoTime();
+        Bundle bundle = Bundle.load(spec.resolve("bundles").resolve("library.json"));
+        long loadNanos = System.nanoTime() - t0;
+        List<ExceptionDescriptor> descriptors = new ArrayList<>();
+        for (String file : new String[] {"bundle.library.json"}) {
+            JsonObject data = Spec.read(spec.resolve("vectors").resolve(file));
+            for (JsonElement v : data.getAsJsonArray("vectors")) {
+                descriptors.add(BundleVectors.descriptor(v.getAsJsonObject().getAsJsonObject("input")));
+            }
+        }
+        int sink = 0;
+        long warm = System.nanoTime();
+        while (System.nanoTime() - warm < 2_000_000_000L) { // JIT warm-up: 2 s
+            for (ExceptionDescriptor d : descriptors) {
+                sink += bundle.classify(d).classNumber();
+            }
+        }
+        long[] samples = new long[descriptors.size() * passes];
+        long[] best = new long[descriptors.size()];
+        Arrays.fill(best, Long.MAX_VALUE);
+        int i = 0;
+        long start = System.nanoTime();
+        for (int p = 0; p < passes; p++) {
+            for (int k = 0; k < descriptors.size(); k++) {
+                long a = System.nanoTime();
+                sink += bundle.classify(descriptors.get(k)).classNumber();
+                long took = System.nanoTime() - a;
+                samples[i++] = took;
+                best[k] = Math.min(best[k], took);
+            }
+        }
+        long total = System.nanoTime() - start;
+        Arrays.sort(samples);
+        Arrays.sort(best);
+        System.out.printf(Locale.ROOT, "java bundle evaluator: %s (%d rules), loaded in %.0f ms; %d descriptors x %d passes%n",
+                bundle.digest().substring(0, 19), bundle.ruleCount(), loadNanos / 1e6, descriptors.size(), passes);
+        System.out.printf(Locale.ROOT, "java bundle evaluator: per evaluation  p50 %.2f us  p90 %.2f us  p99 %.2f us  p99.9 %.2f us  mean %.2f us%n",
+                at(samples, 0.50), at(samples, 0.90), at(samples, 0.99), at(samples, 0.999), total / 1e3 / samples.length);
+        System.out.printf(Locale.ROOT, "java bundle evaluator: per descriptor, best of %d passes (the machine's noise left out)  p50 %.2f us  p99 %.2f us  max %.2f us (checksum %d)%n",
+                passes, at(best, 0.50), at(best, 0.99), best[best.length - 1] / 1e3, sink);
+    }
+
+    private static double at(long[] sorted, double q) {
+        return sorted[Math.min(sorted.length - 1, (int) Math.ceil(q * sorted.length) - 1)] / 1e3;
+    }
+}
