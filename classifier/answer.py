@@ -30,6 +30,10 @@ class Action:
     runbook_url: str = ""
 
 
+CAPPED_LABEL = " (capped)"
+"""What `retry_after_source` ends with on the wire when the cap cut the wait."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetryAfter:
     """How long to wait before retrying, and which evidence said so.
@@ -51,7 +55,13 @@ class RetryAfter:
     def labelled_source(self) -> str:
         """The source as the wire's `retry_after_source` says it: the attribute, with
         " (capped)" when the cap cut the wait."""
-        return f"{self.source} (capped)" if self.capped else self.source
+        return f"{self.source}{CAPPED_LABEL}" if self.capped else self.source
+
+    @staticmethod
+    def from_labelled(delay: timedelta, labelled: str) -> RetryAfter:
+        """The advice a wire answer carries (`labelled_source`'s inverse)."""
+        source = labelled.removesuffix(CAPPED_LABEL)
+        return RetryAfter(delay, source, capped=source != labelled)
 
     def text(self) -> str:
         """`retry after 20 s (from http.response.header.retry-after)`, as explain says it."""

@@ -9,7 +9,6 @@ validated already, stays free of the check.
 
 from __future__ import annotations
 
-
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor, as_descriptor
 from classifier.engine import evaluate

@@ -11,8 +11,9 @@ wire), parsed back in one C call instead of assembled message by message.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import cast
 
@@ -449,9 +450,11 @@ def reported_answer(msg: pb.ClassifyResponse) -> Classification:
     ):
         if len(text) > limits.MAX_REPORTED_TEXT_CHARS:
             bad(field, f"{len(text):,} characters, over {limits.MAX_REPORTED_TEXT_CHARS:,}")
+    advice = _reported_retry_after(msg, bad)
     if violations:
         raise DescriptorError(violations)
     return Classification(
+        retry_after=advice,
         error_class=ErrorClass(msg.error_class),
         action=Action(msg.action.id, msg.action.summary, msg.action.runbook_url),
         effect=Effect(msg.effect),
@@ -461,6 +464,33 @@ def reported_answer(msg: pb.ClassifyResponse) -> Classification:
         ruleset_digest=msg.ruleset_digest,
         unknown_reason=UnknownReason(msg.unknown_reason),
     )
+
+
+MAX_REPORTED_RETRY_AFTER = dt.timedelta(days=1)
+"""The longest wait a reported answer may advise: past any ruleset's sensible cap, so a
+client's evaluator that capped differently still reports; a day bounds what is logged."""
+
+
+def _reported_retry_after(
+    msg: pb.ClassifyResponse, bad: Callable[[str, str], None]
+) -> RetryAfter | None:
+    if not msg.HasField("retry_after"):
+        if msg.retry_after_source:
+            bad("retry_after_source", "set without retry_after")
+        return None
+    delay = msg.retry_after.ToTimedelta()
+    if not msg.retryable:
+        bad("retry_after", "only a retryable answer advises a wait")
+    if not dt.timedelta(0) <= delay <= MAX_REPORTED_RETRY_AFTER:
+        bad("retry_after", f"{delay.total_seconds():g} s is outside 0 s to 1 day")
+    if not msg.retry_after_source:
+        bad("retry_after_source", "must name the attribute the wait was read from")
+    elif len(msg.retry_after_source) > limits.MAX_REPORTED_TEXT_CHARS:
+        bad(
+            "retry_after_source",
+            f"{len(msg.retry_after_source):,} characters, over {limits.MAX_REPORTED_TEXT_CHARS:,}",
+        )
+    return RetryAfter.from_labelled(delay, msg.retry_after_source)
 
 
 def _shown(text: str) -> str:

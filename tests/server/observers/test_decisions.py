@@ -88,8 +88,8 @@ def test_a_line_says_how_long_to_wait_and_from_which_header(
     serving_rules: Path, tmp_path: Path, start_app: StartApp
 ) -> None:
     """A retryable answer with the provider's retry evidence is logged with the wait it
-    advises; over the wire the answer is unchanged, unary and batched (the proto field comes
-    later), and no prebuilt response is reused for it."""
+    advises; over the wire the answer carries it too, unary and batched, and no prebuilt
+    response is reused for it (the plain answer after it has none)."""
     log = tmp_path / "decisions.jsonl"
     running = start_app(serving_rules, watch=False, decision_log=log)
     waiting = pb.ExceptionDescriptor()
@@ -103,8 +103,13 @@ def test_a_line_says_how_long_to_wait_and_from_which_header(
         )
     )
     running.app.stop(grace=1)
-    assert single == plain
-    assert list(batch.responses) == [plain, plain]
+    waited = pb.ClassifyResponse()
+    waited.CopyFrom(plain)
+    waited.retry_after.FromSeconds(20)
+    waited.retry_after_source = "http.response.header.retry-after"
+    assert single == waited
+    assert list(batch.responses) == [waited, plain]
+    assert not plain.HasField("retry_after")
     answers = [line["answer"] for line in _lines(log)]
     wait = {"seconds": 20.0, "source": "http.response.header.retry-after", "capped": False}
     assert [a.get("retry_after") for a in answers] == [None, wait, wait, None]
