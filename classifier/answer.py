@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
@@ -27,6 +28,45 @@ class Action:
     id: str
     summary: str
     runbook_url: str = ""
+
+
+CAPPED_LABEL = " (capped)"
+"""What `retry_after_source` ends with on the wire when the cap cut the wait."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAfter:
+    """How long to wait before retrying, and which evidence said so.
+
+    `source` is the descriptor attribute the delay was read from
+    (`http.response.header.retry-after`); `capped` says the ruleset's cap (or the
+    rule's) cut what the provider asked for, so `delay` is the cap.
+    """
+
+    delay: timedelta
+    source: str
+    capped: bool = False
+
+    @property
+    def seconds(self) -> float:
+        return self.delay.total_seconds()
+
+    @property
+    def labelled_source(self) -> str:
+        """The source as the wire's `retry_after_source` says it: the attribute, with
+        " (capped)" when the cap cut the wait."""
+        return f"{self.source}{CAPPED_LABEL}" if self.capped else self.source
+
+    @staticmethod
+    def from_labelled(delay: timedelta, labelled: str) -> RetryAfter:
+        """The advice a wire answer carries (`labelled_source`'s inverse)."""
+        source = labelled.removesuffix(CAPPED_LABEL)
+        return RetryAfter(delay, source, capped=source != labelled)
+
+    def text(self) -> str:
+        """`retry after 20 s (from http.response.header.retry-after)`, as explain says it."""
+        why = f"the cap; {self.source} asked for longer" if self.capped else f"from {self.source}"
+        return f"retry after {self.seconds:g} s ({why})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +155,9 @@ class Classification:
     ruleset_digest: str
     unknown_reason: UnknownReason = UnknownReason.none
     explanation: Explanation | None = None
+    retry_after: RetryAfter | None = None
+    """For a retryable answer whose descriptor carries the provider's retry evidence, how
+    long to wait (`classifier.engine.retry_after`); None otherwise."""
 
 
 def classification_dict(c: Classification) -> dict[str, Any]:
@@ -135,6 +178,14 @@ def classification_dict(c: Classification) -> dict[str, Any]:
     }
     if c.unknown_reason is not UnknownReason.none:
         out["unknown_reason"] = c.unknown_reason.name
+    if c.retry_after is not None:
+        out["retry_after"] = retry_after_dict(c.retry_after)
     if c.explanation is not None:
         out["explanation"] = dataclasses.asdict(c.explanation)
     return out
+
+
+def retry_after_dict(r: RetryAfter) -> dict[str, Any]:
+    """The advice as plain data: seconds (a float), the attribute it came from, and whether
+    the cap cut it."""
+    return {"seconds": r.seconds, "source": r.source, "capped": r.capped}

@@ -44,6 +44,7 @@ class Code(StrEnum):
     unknown_action = "unknown_action"
     missing_class_default = "missing_class_default"
     invalid_class_default = "invalid_class_default"
+    retry_cannot_help = "retry_cannot_help"
     missing_manifest = "missing_manifest"
     missing_catalog = "missing_catalog"
     ruleset_not_found = "ruleset_not_found"
@@ -190,6 +191,11 @@ REGISTRY: dict[Code, CodeInfo] = {
     ),
     Code.invalid_class_default: _rules(
         "invalid_class_default", Family.compile, "a class default the class cannot have"
+    ),
+    Code.retry_cannot_help: _rules(
+        "retry_cannot_help",
+        Family.compile,
+        "a retryable answer where the taxonomy or the catalog says a retry cannot help",
     ),
     Code.missing_manifest: _rules(
         "missing_manifest", Family.folder, "the folder has no ruleset.yaml", _FOLDER

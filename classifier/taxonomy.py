@@ -8,7 +8,7 @@ them, and the proto mirrors them.
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 
 class ErrorClass(IntEnum):
@@ -60,6 +60,51 @@ CLASS_DESCRIPTIONS: dict[ErrorClass, str] = {
     ),
     ErrorClass.ToolTimeout: "A tool call did not settle within its configured timeout.",
 }
+
+
+class Retry(StrEnum):
+    """Whether retrying the same call can help: what the taxonomy says per class, and the
+    catalog per action (`retry:` in actions.yaml). The compiler refuses an answer that is
+    retryable where either says `never` (`retry_cannot_help`)."""
+
+    never = "never"
+    """The same call fails the same way until a person changes something."""
+    may = "may"
+    """A retry can succeed (the rule, or the class default, says whether it is advised)."""
+
+
+RETRY: dict[ErrorClass, Retry] = {
+    ErrorClass.Unknown: Retry.never,
+    ErrorClass.ProviderError: Retry.may,
+    ErrorClass.ProviderUnavailable: Retry.may,
+    ErrorClass.RateLimited: Retry.may,
+    ErrorClass.QuotaExceeded: Retry.may,
+    ErrorClass.ContentFiltered: Retry.never,
+    ErrorClass.ToolError: Retry.may,
+    ErrorClass.Timeout: Retry.may,
+    ErrorClass.CompilationFailed: Retry.never,
+    ErrorClass.BudgetExceeded: Retry.never,
+    ErrorClass.Canceled: Retry.never,
+    ErrorClass.ContentBlocked: Retry.never,
+    ErrorClass.Infrastructure: Retry.may,
+    ErrorClass.ToolTimeout: Retry.may,
+}
+"""Whether a retry can help, per class. A provider's 429 may be its billing quota
+(`insufficient_quota` is RateLimited by convention), and a QuotaExceeded may be our own
+limiter, which clears as load falls: for those classes the action says `never` where it
+must (`provider.fix-billing`, `app.quota-review`)."""
+
+NEVER_RETRY_REASONS: dict[ErrorClass, str] = {
+    ErrorClass.Unknown: "no rule vouched for the failure",
+    ErrorClass.ContentFiltered: "the provider's filter refuses the same input again",
+    ErrorClass.CompilationFailed: "the definition fails the same way until it is fixed",
+    ErrorClass.BudgetExceeded: (
+        "the budget or the context window is still used up: the same call exceeds it again"
+    ),
+    ErrorClass.Canceled: "the user or the calling application chose to stop the run",
+    ErrorClass.ContentBlocked: "our own guard refuses the same input again",
+}
+"""Why a retry cannot help a class that says `never`, for the diagnostics."""
 
 
 class Origin(IntEnum):

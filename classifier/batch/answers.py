@@ -58,6 +58,7 @@ class AnswerTable:
         self.answers += [ruleset.unknown[UnknownReason.no_match]]
         self.answers += [ruleset.unknown[UnknownReason.conflict]]
         self._codes = {id(a): i for i, a in enumerate(self.answers)}
+        self._by_rule = {a.rule_id: i for i, a in enumerate(self.answers) if a.rule_id}
         a = self.answers
         self._columns: dict[str, Array] = {
             "error_class": pa.array([int(c.error_class) for c in a], pa.int32()),
@@ -70,10 +71,17 @@ class AnswerTable:
         }
 
     def code(self, c: Classification) -> int:
-        """The code of an answer the engine gave under this ruleset."""
+        """The code of an answer the engine gave under this ruleset.
+
+        An answer that advises a wait (`retry_after`, from the descriptor's retry headers) is
+        its rule's answer: the wait is advice for a live retry, read against the clock of
+        the moment, and no answer column of a replay.
+        """
         i = self._codes.get(id(c))
         if i is not None and self.answers[i] is c:
             return i
+        if c.retry_after is not None:
+            return self._by_rule[c.rule_id]
         return self.answers.index(c)  # an equal answer built some other way; ValueError if none
 
     def columns(self, codes: Array, errors: Array, prefix: str = "") -> list[tuple[str, Array]]:

@@ -10,6 +10,7 @@ signature: a CI step can sign the bundle a server will build from the same rules
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -151,7 +152,7 @@ def _effect(e: Effect) -> Any:
     return e.label
 
 
-def _answer(o: Outcome) -> AnswerDoc:
+def _answer(o: Outcome, cap: dt.timedelta | None = None) -> AnswerDoc:
     return AnswerDoc.model_validate(
         {
             "class": int(o.error_class),
@@ -159,6 +160,7 @@ def _answer(o: Outcome) -> AnswerDoc:
             "action": _action(o.action),
             "effect": _effect(o.effect),
             "retryable": o.retryable,
+            "retry_after_cap_seconds": cap.total_seconds() if cap is not None else None,
         }
     )
 
@@ -199,7 +201,7 @@ def _rule(rule: CompiledRule, ruleset: Ruleset) -> RuleDoc:
         condition_count=rule.condition_count,
         type=sorted(rule.type_condition.names) if rule.type_condition else None,
         conditions=[_condition(c, in_cause=False) for c in rule.conditions],
-        answer=_answer(rule.outcome),
+        answer=_answer(rule.outcome, ruleset.caps.get(rule.id)),
     )
 
 

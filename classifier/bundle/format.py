@@ -75,6 +75,10 @@ class AnswerDoc(_Doc):
     action: ActionDoc
     effect: Literal["fail", "pause", "continue", "unspecified"]
     retryable: bool
+    retry_after_cap_seconds: float | None = None
+    """Only on a retryable rule's answer: the longest wait it advises (the rule's own
+    `retry_after_cap`, else the ruleset's). The wait is read from the descriptor's retry
+    evidence as `classifier/engine/retry_after.py` reads it (docs/bundles.md)."""
 
 
 class TypeCondition(_Doc):

@@ -4,10 +4,12 @@ The compiler is the ordered list of named stages in `STAGES`, each a pure
 function from one `Compilation` to the next. A stage adds located
 diagnostics instead of stopping, so an author sees every problem in one run:
 
-    catalog      action ids unique; class defaults name known actions and possible effects
+    catalog      action ids unique; class defaults name known actions and possible effects,
+                 and are retryable only where a retry can help
     rule_ids     rule ids unique across the ruleset
-    rules        action and effect resolved; conditions built; RE2 patterns compiled, and
-                 refused unless every client's RE2 reads them alike (engine/portable.py)
+    rules        action, effect and retryable resolved (retryable only where a retry can
+                 help); conditions built; RE2 patterns compiled, and refused unless every
+                 client's RE2 reads them alike (engine/portable.py)
     index        candidate lookup by type name, decisive rules and fallbacks apart; a bucket of
                  many rules split by a plain field
 
@@ -43,6 +45,7 @@ from classifier.engine.conditions import (
 )
 from classifier.engine.index import RuleIndex
 from classifier.engine.literals import required_literals
+from classifier.engine.retry_after import DEFAULT_CAP
 from classifier.engine.ruleset import (
     CompiledRule,
     DisabledRule,
@@ -56,7 +59,7 @@ from classifier.location import Location
 from classifier.source.documents import CauseWhenDoc, ClassDefaultDoc, WhenDoc
 from classifier.source.loader import RulesetSource, RuleSource, StackSource, load_stack
 from classifier.source.yamlsource import Positions, flow
-from classifier.taxonomy import Effect, ErrorClass
+from classifier.taxonomy import NEVER_RETRY_REASONS, RETRY, Effect, ErrorClass, Retry
 from classifier.text import did_you_mean, doc_pointer
 
 MAX_PATTERN_CHARS = 2048
@@ -74,6 +77,8 @@ class Compilation:
     stack: StackSource
     diagnostics: tuple[Diagnostic, ...]
     actions: Mapping[str, Action] = field(default_factory=dict)
+    action_retry: Mapping[str, Retry] = field(default_factory=dict)
+    """Whether a retry can help, per action id (the catalog's `retry:`)."""
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     own_actions: frozenset[str] = frozenset()
     defaults: Mapping[ErrorClass, Outcome] | None = None
@@ -146,6 +151,7 @@ def compile_stack(stack: StackSource) -> Ruleset:
         defaults=dict(c.defaults),
         conflict_action=c.conflict_action or c.defaults[ErrorClass.Unknown].action,
         actions=dict(c.actions),
+        action_retry=dict(c.action_retry),
         loaded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         action_locations=c.action_locations,
         class_locations=c.class_locations,
@@ -154,7 +160,17 @@ def compile_stack(stack: StackSource) -> Ruleset:
         own_actions=c.own_actions,
         disabled=c.disabled,
         overridden=c.overridden,
+        retry_after_cap=retry_after_cap(stack),
     )
+
+
+def retry_after_cap(stack: StackSource) -> dt.timedelta:
+    """The ruleset's cap on an advised wait: the uppermost manifest's that sets one, else
+    DEFAULT_CAP."""
+    for layer in reversed(stack.layers):
+        if layer.manifest is not None and layer.manifest.retry_after_cap is not None:
+            return layer.manifest.retry_after_cap
+    return DEFAULT_CAP
 
 
 def _layer(source: RulesetSource) -> Layer:
@@ -179,6 +195,7 @@ def catalog_stage(c: Compilation) -> Compilation:
     """
     found: list[Diagnostic] = []
     actions: dict[str, Action] = {}
+    retry_of: dict[str, Retry] = {}
     action_at: dict[str, Location] = {}
     classes: dict[ErrorClass, tuple[ClassDefaultDoc, Positions]] = {}
     class_at: dict[ErrorClass, Location] = {}
@@ -202,7 +219,22 @@ def catalog_stage(c: Compilation) -> Compilation:
                 )
                 continue
             here.add(doc.id)
+            below = retry_of.get(doc.id)
+            retry = Retry(doc.retry) if doc.retry else below or Retry.may
+            if below is Retry.never and retry is Retry.may:
+                found.append(
+                    Diagnostic(
+                        Code.retry_cannot_help,
+                        f"action {doc.id!r} is `retry: never` in a base ({action_at[doc.id]}): "
+                        "a layer may reword it or point at its own runbook, but not make a "
+                        "retry of what it answers advisable; leave `retry` out, or define an "
+                        "action of your own",
+                        at.value(("actions", i, "retry")),
+                        related=(action_at[doc.id],),
+                    )
+                )
             actions[doc.id] = Action(doc.id, doc.summary, doc.runbook)
+            retry_of[doc.id] = retry
             action_at[doc.id] = at.value(("actions", i))
             if numbers[n] == 0:
                 own.add(doc.id)
@@ -218,11 +250,12 @@ def catalog_stage(c: Compilation) -> Compilation:
                 layers[0].catalog_positions.value(("classes",)),
             )
         )
-    defaults, conflict_action = _class_defaults(classes, actions, found)
+    defaults, conflict_action = _class_defaults(classes, actions, retry_of, found)
     return dataclasses.replace(
         c,
         diagnostics=(*c.diagnostics, *found),
         actions=actions,
+        action_retry=retry_of,
         action_locations=action_at,
         own_actions=frozenset(own),
         defaults=defaults if not missing else None,
@@ -235,6 +268,7 @@ def catalog_stage(c: Compilation) -> Compilation:
 def _class_defaults(
     classes: Mapping[ErrorClass, tuple[ClassDefaultDoc, Positions]],
     actions: Mapping[str, Action],
+    retry_of: Mapping[str, Retry],
     found: list[Diagnostic],
 ) -> tuple[dict[ErrorClass, Outcome], Action | None]:
     defaults: dict[ErrorClass, Outcome] = {}
@@ -297,6 +331,18 @@ def _class_defaults(
                     at.value(("classes", name, "retryable")),
                 )
             )
+        if default.retryable and not unknown:
+            why = cannot_retry(error_class, default.action, retry_of)
+            if why:
+                invalid = True
+                found.append(
+                    Diagnostic(
+                        Code.retry_cannot_help,
+                        f"class {name}'s default is retryable, but {why}; set retryable to "
+                        "false (a rule may still advise a retry where its action allows one)",
+                        at.value(("classes", name, "retryable")),
+                    )
+                )
         if invalid:
             continue
         defaults[error_class] = Outcome(
@@ -306,6 +352,16 @@ def _class_defaults(
             default.retryable,
         )
     return defaults, conflict_action
+
+
+def cannot_retry(error_class: ErrorClass, action_id: str, retry_of: Mapping[str, Retry]) -> str:
+    """Why a retry cannot help an answer of this class and action (the taxonomy's `never`
+    for the class, the catalog's for the action), or "" when it may."""
+    if RETRY[error_class] is Retry.never:
+        return f"a retry cannot help a {error_class.name} ({NEVER_RETRY_REASONS[error_class]})"
+    if retry_of.get(action_id) is Retry.never:
+        return f"action {action_id} says a retry cannot help (`retry: never`)"
+    return ""
 
 
 # rule_ids --------------------------------------------------------------------------------------
@@ -440,11 +496,27 @@ def _rule(
     if len(diagnostics) > before or defaults is None or doc.class_ not in defaults:
         return None
     default = defaults[doc.class_]
+    action = action or default.action
+    why = cannot_retry(doc.class_, action.id, compilation.action_retry)
+    if doc.retryable and why:
+        fix = (
+            f"remove `retryable: true` (no {doc.class_.name} answer is retryable)"
+            if RETRY[doc.class_] is Retry.never
+            else "remove `retryable: true` (its answer is then not retryable), or name an "
+            "action a retry can help"
+        )
+        problem(
+            Code.retry_cannot_help,
+            f"the rule marks retryable what a retry cannot fix: {why}; {fix}",
+            "retryable",
+        )
+        return None
     outcome = Outcome(
         error_class=doc.class_,
-        action=action or default.action,
+        action=action,
         effect=Effect.from_label(doc.effect) if doc.effect else default.effect,
-        retryable=default.retryable if doc.retryable is None else doc.retryable,
+        retryable=not why and (default.retryable if doc.retryable is None else doc.retryable),
+        retry_after_cap=doc.retry_after_cap,
     )
     return CompiledRule(
         id=doc.id,

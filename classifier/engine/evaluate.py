@@ -22,33 +22,64 @@ Precedence, the way exception handlers pick a handler:
 
 A tracer, when given, sees every rule evaluated and every condition's
 result; that is how `explain` works, through this same code path.
+
+A retryable answer whose descriptor carries the provider's retry evidence gets
+`retry_after`, the wait it asks for within the rule's cap (`retry_after`, its
+own module); every other answer is the rule's fixed one, the same object each time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.index import RuleIndex
+from classifier.engine.retry_after import Clock, retry_after, utc_now
 from classifier.engine.ruleset import CompiledRule, Match, Ruleset
 from classifier.engine.trace import Tracer
 from classifier.taxonomy import UnknownReason
 
-__all__ = ["Classification", "classify", "classify_unindexed", "decide", "ranked_matches"]
+__all__ = [
+    "Classification",
+    "advised",
+    "classify",
+    "classify_unindexed",
+    "decide",
+    "ranked_matches",
+]
 
 
 def classify(
-    ruleset: Ruleset, descriptor: Descriptor, tracer: Tracer | None = None
+    ruleset: Ruleset, descriptor: Descriptor, tracer: Tracer | None = None, now: Clock = utc_now
 ) -> Classification:
-    """Classify one descriptor; with a tracer, every rule is evaluated and reported to it."""
+    """Classify one descriptor; with a tracer, every rule is evaluated and reported to it.
+
+    `now` is the service's clock, read only to turn a provider's date into a wait when it
+    sent no `date` header of its own.
+    """
     if tracer is None:
-        return _decide_fast(ruleset, _first_matches(ruleset, descriptor))
+        result = _decide_fast(ruleset, _first_matches(ruleset, descriptor))
+        # The hot path: a descriptor without attributes carries no retry evidence.
+        return advised(ruleset, descriptor, result, now) if descriptor.attributes else result
     matches = _traced_matches(ruleset.rules, descriptor, tracer)
     top = _top(matches)
     result = _decide(ruleset, top)
     tracer.decided(matches, top, result.rule_id)
-    return result
+    return advised(ruleset, descriptor, result, now)
+
+
+def advised(
+    ruleset: Ruleset, descriptor: Descriptor, result: Classification, now: Clock = utc_now
+) -> Classification:
+    """The answer with the wait the descriptor's evidence asks for, when it is retryable and
+    the evidence says one; else the answer itself."""
+    cap = ruleset.caps.get(result.rule_id) if descriptor.attributes else None
+    if cap is None:
+        return result
+    wait = retry_after(descriptor.attributes, cap, now)
+    return result if wait is None else dataclasses.replace(result, retry_after=wait)
 
 
 def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
@@ -66,9 +97,11 @@ def ranked_matches(ruleset: Ruleset, descriptor: Descriptor) -> list[Match]:
     return sorted(_matches(candidates, descriptor), key=lambda m: (m.rank, m.rule.order))
 
 
-def classify_unindexed(ruleset: Ruleset, descriptor: Descriptor) -> Classification:
+def classify_unindexed(
+    ruleset: Ruleset, descriptor: Descriptor, now: Clock = utc_now
+) -> Classification:
     """The oracle: the same decision over every rule, no index. Tests compare the two."""
-    return decide(ruleset, _matches(ruleset.rules, descriptor))
+    return advised(ruleset, descriptor, decide(ruleset, _matches(ruleset.rules, descriptor)), now)
 
 
 def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:

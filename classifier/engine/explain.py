@@ -124,7 +124,8 @@ def render_classification(c: Classification) -> str:
         lines.append(f"reason:    {c.unknown_reason.name}")
     lines += [
         f"effect:    {c.effect.label}",
-        f"retryable: {'yes' if c.retryable else 'no'}",
+        f"retryable: {'yes' if c.retryable else 'no'}"
+        + (f", {c.retry_after.text()}" if c.retry_after is not None else ""),
         f"action:    {c.action.id}: {c.action.summary}",
     ]
     if c.action.runbook_url:

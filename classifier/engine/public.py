@@ -13,15 +13,20 @@ from classifier.answer import Classification
 from classifier.descriptor import Descriptor, as_descriptor
 from classifier.engine import evaluate
 from classifier.engine import explain as explaining
+from classifier.engine.retry_after import Clock, utc_now
 from classifier.engine.ruleset import Ruleset
 from classifier.engine.trace import Tracer
 
 
 def classify(
-    ruleset: Ruleset, descriptor: Descriptor | object, tracer: Tracer | None = None
+    ruleset: Ruleset,
+    descriptor: Descriptor | object,
+    tracer: Tracer | None = None,
+    now: Clock = utc_now,
 ) -> Classification:
-    """Classify one descriptor (a Descriptor, or any object with its fields)."""
-    return evaluate.classify(ruleset, as_descriptor(descriptor), tracer)
+    """Classify one descriptor (a Descriptor, or any object with its fields); `now` is the
+    clock an HTTP date in a retry header is read against (the service's)."""
+    return evaluate.classify(ruleset, as_descriptor(descriptor), tracer, now)
 
 
 def explain(ruleset: Ruleset, descriptor: Descriptor | object) -> Classification:

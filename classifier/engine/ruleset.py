@@ -7,6 +7,7 @@ swap one for another in a single reference assignment.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -14,8 +15,9 @@ from classifier.answer import Action, Classification
 from classifier.contract import DECISIVE_FACT_NAMES
 from classifier.engine.conditions import AttributeIs, Condition, Test, TypeIs, type_depth
 from classifier.engine.index import RuleIndex
+from classifier.engine.retry_after import DEFAULT_CAP
 from classifier.location import Location
-from classifier.taxonomy import Effect, ErrorClass, UnknownReason
+from classifier.taxonomy import Effect, ErrorClass, Retry, UnknownReason
 
 Rank = tuple[bool, bool, int, int, int, int]
 """(not decisive, fallback, type depth, -condition count, -priority, layer): the smallest
@@ -33,6 +35,8 @@ class Outcome:
     action: Action
     effect: Effect
     retryable: bool
+    retry_after_cap: dt.timedelta | None = None
+    """The rule's own cap on an advised wait (None: the ruleset's)."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -184,6 +188,9 @@ class Ruleset:
     conflict_action: Action
     """The action for an Unknown by conflict: Unknown's `conflict_action`, else its action."""
     actions: dict[str, Action] = field(default_factory=dict)
+    action_retry: Mapping[str, Retry] = field(default_factory=dict)
+    """Whether a retry can help when an action is the advice (the catalog's `retry:`):
+    every retryable answer's action says `may` (the compiler refuses otherwise)."""
     loaded_at: str = ""
     action_locations: Mapping[str, Location] = field(default_factory=dict)
     class_locations: Mapping[ErrorClass, Location] = field(default_factory=dict)
@@ -194,18 +201,32 @@ class Ruleset:
     """The actions the top layer's catalog defines (None: every action is its own)."""
     disabled: tuple[DisabledRule, ...] = ()
     overridden: tuple[OverriddenRule, ...] = ()
+    retry_after_cap: dt.timedelta = DEFAULT_CAP
+    """The longest wait an answer advises, unless its rule sets its own cap."""
     decisive_facts: frozenset[str] = field(init=False, repr=False, compare=False)
     """The decisive facts some rule reads: a descriptor with none of them skips the tier."""
     answers: dict[CompiledRule, Classification] = field(init=False, repr=False, compare=False)
     """Each rule's answer, built once: a rule always answers the same way."""
     unknown: dict[UnknownReason, Classification] = field(init=False, repr=False, compare=False)
     """The Unknown answer for each reason (no match, conflict)."""
+    caps: dict[str, dt.timedelta] = field(init=False, repr=False, compare=False)
+    """Each retryable rule's cap on an advised wait, by rule id (its own, else the
+    ruleset's); a rule that is not retryable is not here, and no wait is advised for it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "decisive_facts", frozenset(f.name for r in self.rules for f in r.facts)
         )
         object.__setattr__(self, "answers", {r: self._answer(r) for r in self.rules})
+        object.__setattr__(
+            self,
+            "caps",
+            {
+                r.id: r.outcome.retry_after_cap or self.retry_after_cap
+                for r in self.rules
+                if r.outcome.retryable
+            },
+        )
         object.__setattr__(
             self,
             "unknown",

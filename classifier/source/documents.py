@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetPydanticSchema,
+    StrictFloat,
     StrictInt,
     field_validator,
     model_validator,
@@ -27,6 +28,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError, core_schema
 
 from classifier.codes import LINT_CODES, RULE_LINT_CODES, Code
+from classifier.durations import decimal_seconds, go_duration
 from classifier.taxonomy import (
     GRPC_CODES,
     ORIGIN_ALIASES,
@@ -282,6 +284,41 @@ Attributes = Annotated[
 ]
 
 
+MAX_RETRY_AFTER_CAP = dt.timedelta(hours=24)
+"""The longest cap a ruleset or rule may set on a retry's wait."""
+
+
+def parse_cap(value: int | float | str) -> dt.timedelta:
+    """A cap on the advised wait: seconds (`60`, `1.5`) or a duration (`90s`, `2m`,
+    `1m30s`), more than zero and at most MAX_RETRY_AFTER_CAP.
+
+    Raises PydanticCustomError(Code.invalid_value) naming what is wrong.
+    """
+    if isinstance(value, str):
+        seconds = go_duration(value)
+        if seconds is None:
+            seconds = decimal_seconds(value)
+    else:
+        seconds = float(value)
+    if seconds is None:
+        raise PydanticCustomError(
+            Code.invalid_value,
+            "{value} is not a duration: write seconds (60) or a duration (90s, 2m, 1m30s)",
+            {"value": repr(value)},
+        )
+    if not 0 < seconds <= MAX_RETRY_AFTER_CAP.total_seconds():
+        raise PydanticCustomError(
+            Code.invalid_value,
+            "a cap of {value} is out of range: it must be more than 0 and at most 24h",
+            {"value": repr(value)},
+        )
+    return dt.timedelta(seconds=seconds)
+
+
+Cap = Annotated[dt.timedelta, parsed_as(StrictInt | StrictFloat | str, parse_cap)]
+"""A `retry_after_cap`: seconds, or a duration as Go writes one."""
+
+
 def _choices(names: Any) -> Any:
     """Field extras naming the values a text field accepts: editors offer them."""
     return Field(json_schema_extra={"enum": list(names)})
@@ -359,6 +396,8 @@ class RuleDoc(Doc):
     action: Annotated[str, Field(pattern=ACTION_ID_PATTERN)] | None = None
     effect: Literal["fail", "pause", "continue"] | None = None
     retryable: bool | None = None
+    retry_after_cap: Cap | None = None
+    """The longest wait this rule's answer advises (`30s`), in place of the ruleset's cap."""
     priority: int = 0
     override: bool = False
     """Replaces the base rule with the same id (a layered ruleset only)."""
@@ -428,6 +467,8 @@ class ManifestDoc(Doc):
     exclude: list[str] = []
     lint_ignore: Annotated[list[str], one_or_many(_LintCode)] = []
     """Lint warnings the whole ruleset accepts."""
+    retry_after_cap: Cap | None = None
+    """The longest wait an answer advises (`60s` when no layer says; a rule may set its own)."""
 
     @field_validator("lint_ignore")
     @classmethod
@@ -450,6 +491,10 @@ class ActionDoc(Doc):
     id: Annotated[str, Field(pattern=ACTION_ID_PATTERN)]
     summary: Annotated[str, Field(min_length=1)]
     runbook: str = ""
+    retry: Literal["never", "may"] | None = None
+    """Whether a retry can help when this is the advice: `never` (fixing billing, the
+    request, the credentials) makes every answer naming it not retryable. Left out: `may`,
+    or for an action a base defines, the base's."""
 
 
 class ClassDefaultDoc(Doc):

@@ -1,6 +1,8 @@
 """Run every (sdk, scenario) pair outside pytest and print the table per SDK.
 
-    python -m tests.conformance.report              # markdown table, then every pair not right
+    python -m tests.conformance.report              # the tables (per SDK; per language, right
+                                                    # class and right action apart), then every
+                                                    # pair not right
     python -m tests.conformance.report --sdk python.openai --details
 
 The same `judge` as the pytest items: the fake provider and a classifier server serving
@@ -28,7 +30,7 @@ from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
 from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
-from tests.conformance.verdict_table import verdict_table
+from tests.conformance.verdict_table import class_and_action_table, verdict_table
 from tests.support import BUNDLED_RULES
 
 
@@ -109,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         java=not args.no_java,
     )
     print(table(results))
+    print()
+    print(class_and_action_table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
     for r in results:
         if r.verdict != RIGHT or r.attempts != r.expected_attempts or r.stream_mismatches:
@@ -117,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(r.explain() + (f"\n  known: {known}" if known else ""))
             else:
                 print(
-                    f"- {r.pair_id}: {r.verdict}, got {r.got_class} ({r.rule_id or '-'})"
-                    f", want {r.scenario.want.error_class}"
+                    f"- {r.pair_id}: {r.verdict}, got {r.got_class}/{r.got_action or '-'}"
+                    f" ({r.rule_id or '-'}), want {r.scenario.want.error_class}"
+                    + (f"/{r.scenario.want.action}" if r.scenario.want.action else "")
                     + (" [stream asked, non-stream answer]" if r.stream_mismatches else "")
                     + (" [known]" if known else "")
                 )

@@ -58,6 +58,25 @@ class Result:
     def pair_id(self) -> str:
         return f"{self.sdk}::{self.scenario.id}"
 
+    @property
+    def language(self) -> str:
+        """The language of the driver (`python.openai` is python)."""
+        return self.sdk.split(".", 1)[0]
+
+    @property
+    def class_right(self) -> bool:
+        """The class wanted (a call that returned with no failure found is Unknown's)."""
+        return (self.got_class or "Unknown") == self.scenario.want.error_class
+
+    @property
+    def action_wanted(self) -> bool:
+        return self.scenario.want.action is not None
+
+    @property
+    def action_right(self) -> bool:
+        """The class and the action wanted (an action is only right with its class)."""
+        return self.class_right and self.got_action == self.scenario.want.action
+
     def explain(self) -> str:
         want = self.scenario.want
         lines = [

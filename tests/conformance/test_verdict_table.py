@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.conformance.verdict_table import verdict_table
+from tests.conformance.verdict_table import class_and_action_table, verdict_table
 
 
 @dataclass(frozen=True)
@@ -29,4 +29,31 @@ def test_a_row_per_group_sorted_then_the_total() -> None:
         "| a | 2 | 1 | 1 |",
         "| b | 2 | 1 | 0 |",
         "| **total** | 4 | 2 | 1 |",
+    ]
+
+
+@dataclass(frozen=True)
+class _Scored:
+    language: str
+    class_right: bool
+    action_wanted: bool
+    action_right: bool
+
+
+def test_class_and_action_are_counted_apart_per_language() -> None:
+    """A right class with a wrong action counts as a right class only; an action is counted
+    only where one is wanted, and only with its class."""
+    results = [
+        _Scored("python", True, True, True),
+        _Scored("python", True, True, False),
+        _Scored("python", True, False, False),
+        _Scored("go", False, True, False),
+        _Scored("go", True, False, False),
+    ]
+    assert class_and_action_table(results).splitlines() == [
+        "| language | pairs | right class | action wanted | right action |",
+        "|---|--:|--:|--:|--:|",
+        "| go | 2 | 1 | 1 | 0 |",
+        "| python | 3 | 3 | 2 | 1 |",
+        "| **total** | 5 | 4 | 3 | 1 |",
     ]

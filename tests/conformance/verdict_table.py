@@ -1,4 +1,5 @@
-"""The markdown table both conformance reports print: per group, pairs and a count per verdict."""
+"""The markdown tables both conformance reports print: per group, pairs and a count per
+verdict; and per language, the right class and the right action counted apart."""
 
 from __future__ import annotations
 
@@ -10,6 +11,20 @@ from typing import Protocol, TypeVar
 class Judged(Protocol):
     @property
     def verdict(self) -> str: ...
+
+
+class Scored(Protocol):
+    """A pair scored twice: is its class the one wanted, and, where the scenario or
+    situation names an action, is the action the one wanted too."""
+
+    @property
+    def language(self) -> str: ...
+    @property
+    def class_right(self) -> bool: ...
+    @property
+    def action_wanted(self) -> bool: ...
+    @property
+    def action_right(self) -> bool: ...
 
 
 R = TypeVar("R", bound=Judged)
@@ -31,6 +46,35 @@ def verdict_table(
     def row(name: str, rs: Sequence[R]) -> str:
         counts = " | ".join(str(sum(r.verdict == v for r in rs)) for v in verdicts)
         return f"| {name} | {len(rs)} | {counts} |"
+
+    rows += [row(name, rs) for name, rs in sorted(groups.items())]
+    rows.append(row("**total**", results))
+    return "\n".join(rows)
+
+
+S = TypeVar("S", bound=Scored)
+
+CLASS_AND_ACTION = ("language", "pairs", "right class", "action wanted", "right action")
+
+
+def class_and_action_table(results: Sequence[S]) -> str:
+    """Per language (sorted) and a total: pairs, those with the right class, those whose
+    want names an action, and those of them with the right class and action. A pair with
+    the right class and the wrong action counts in the first and not the last, so the two
+    measure different things: what the failure is, and what to do about it."""
+    groups: dict[str, list[S]] = defaultdict(list)
+    for r in results:
+        groups[r.language].append(r)
+    rows = ["| " + " | ".join(CLASS_AND_ACTION) + " |", "|---|" + "--:|" * 4]
+
+    def row(name: str, rs: Sequence[S]) -> str:
+        counts = (
+            len(rs),
+            sum(r.class_right for r in rs),
+            sum(r.action_wanted for r in rs),
+            sum(r.action_wanted and r.action_right for r in rs),
+        )
+        return f"| {name} | " + " | ".join(str(c) for c in counts) + " |"
 
     rows += [row(name, rs) for name, rs in sorted(groups.items())]
     rows.append(row("**total**", results))

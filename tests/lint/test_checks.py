@@ -27,7 +27,7 @@ from classifier.lint.checks import lint, lint_report
 from classifier.lint.witness import WitnessBuilder
 from tests.catalog import CATALOG, with_fixed_catalog
 from tests.strategies import compiled, descriptors, rulesets
-from tests.support import MakeRuleset
+from tests.support import BUNDLED_RULES, MakeRuleset
 
 QUIET = "name: t\nversion: '1'\nlint_ignore: [class_never_produced, unused_action]\n"
 OTHER_RULE = re.compile(r'rule "([^"]+)" at ')
@@ -755,3 +755,35 @@ def test_every_conflict_the_engine_meets_is_reported(
                 != (b.outcome.error_class, b.outcome.effect)
             }
             assert pairs & reported, (subject, pairs, reported)
+
+
+# retry advice that cannot be wrong -----------------------------------------------------------
+
+
+def test_check_refuses_a_retryable_billing_rule(make_ruleset: MakeRuleset) -> None:
+    """Not a warning to silence but an error: the bundled catalog says a retry cannot fix
+    billing (`provider.fix-billing`, `retry: never`), so a rule that marks an
+    insufficient_quota 429 retryable stops the ruleset from loading, at its `retryable`."""
+    root = make_ruleset(
+        {
+            "actions.yaml": (BUNDLED_RULES / "actions.yaml").read_text(),
+            "rules.yaml": """
+            rules:
+              - id: openai.billing-retried
+                when: {type: openai.RateLimitError, code: insufficient_quota}
+                class: RateLimited
+                action: provider.fix-billing
+                retryable: true
+            """,
+        },
+        manifest=QUIET,
+    )
+    with pytest.raises(RulesetError) as caught:
+        load_ruleset(root)
+    (found,) = caught.value.diagnostics
+    assert (found.code, found.rule_id, found.severity) == (
+        "retry_cannot_help",
+        "openai.billing-retried",
+        Severity.error,
+    )
+    assert (found.location.file.rsplit("/", 1)[-1], found.location.line) == ("rules.yaml", 7)

@@ -1,4 +1,5 @@
-"""docs/actions.md lists exactly the bundled catalog's actions, with the catalog's summaries."""
+"""docs/actions.md lists exactly the bundled catalog's actions, with the catalog's summaries
+and whether a retry can help."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def test_docs_summaries_are_the_catalog_summaries(bundled: Ruleset) -> None:
 
 
 CELLS = re.compile(
-    r"^\| `(?P<id>[a-z0-9][a-z0-9._-]*)` \| .+? \| (?P<default>.+?) \| (?P<named>.+?) \|$"
+    r"^\| `(?P<id>[a-z0-9][a-z0-9._-]*)` \| .+? \| (?P<retry>never|may) \| (?P<default>.+?) \| "
+    r"(?P<named>.+?) \|$"
 )
 
 
@@ -43,6 +45,13 @@ def named_by(bundled: Ruleset, action_id: str) -> str:
     ids = [r.id for r in bundled.rules if r.outcome.action.id == action_id]
     shown = ", ".join(f"`{i}`" for i in ids[:3])
     return shown if len(ids) <= 3 else f"{len(ids)} rules, e.g. {shown}"
+
+
+def test_docs_say_whether_a_retry_can_help_as_the_catalog_does(bundled: Ruleset) -> None:
+    """The retry column is the catalog's `retry:`, action by action."""
+    text = (ROOT / "docs" / "actions.md").read_text(encoding="utf-8")
+    cells = {m["id"]: m["retry"] for line in text.splitlines() if (m := CELLS.match(line))}
+    assert cells == {a: retry.value for a, retry in bundled.action_retry.items()}
 
 
 def test_docs_say_which_rules_name_each_action(bundled: Ruleset) -> None:

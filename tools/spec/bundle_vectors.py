@@ -24,6 +24,7 @@ clients/spec/keys/ (generated once, committed, used nowhere else).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import functools
 import json
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from classifier import limits
+from classifier.answer import retry_after_dict
 from classifier.bundle import bundle_bytes
 from classifier.bundle.build import ranges
 from classifier.bundle.format import SignaturesDoc
@@ -59,6 +61,7 @@ from classifier.engine.conditions import (
     TypeIs,
 )
 from classifier.engine.evaluate import classify, classify_unindexed
+from classifier.engine.retry_after import SOURCES
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.lint.witness import WitnessBuilder
 from classifier.regress.cases import files_under, is_case_file, read_case_file
@@ -68,6 +71,7 @@ from classifier.taxonomy import Origin
 from tools.spec.facts import ROOT, SPEC
 from tools.spec.vectors import _accepted, vector_fields
 
+SOURCES_SET = frozenset(SOURCES)
 RULESETS = SPEC / "rulesets"
 BUNDLES = SPEC / "bundles"
 KEYS = SPEC / "keys"
@@ -106,11 +110,24 @@ def bundle_files() -> dict[Path, str]:
 # answers ---------------------------------------------------------------------------------------
 
 
+NOW = "2026-01-01T00:00:00Z"
+"""The runtime's clock in every bundle vector whose descriptor carries retry evidence (a
+date in a header becomes a wait against it when the provider sent no `date`)."""
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.fromisoformat(NOW)
+
+
+def has_retry_evidence(data: dict[str, Any]) -> bool:
+    return not SOURCES_SET.isdisjoint(data.get("attributes", {}))
+
+
 def want(ruleset: Ruleset, data: dict[str, Any]) -> dict[str, Any]:
     """The engine's answer, in the vectors' spelling (empty values left out)."""
     d = _accepted(data)
-    answer = classify(ruleset, d)
-    oracle = classify_unindexed(ruleset, d)
+    answer = classify(ruleset, d, now=_now)
+    oracle = classify_unindexed(ruleset, d, now=_now)
     assert answer == oracle, f"the index and the oracle disagree on {data}"
     out: dict[str, Any] = {
         "class": answer.error_class.name,
@@ -123,6 +140,8 @@ def want(ruleset: Ruleset, data: dict[str, Any]) -> dict[str, Any]:
         out["rule_id"] = answer.rule_id
     if answer.unknown_reason:
         out["unknown_reason"] = answer.unknown_reason.name
+    if answer.retry_after is not None:
+        out["retry_after"] = retry_after_dict(answer.retry_after)
     return out
 
 
@@ -156,7 +175,12 @@ class Vectors:
             {
                 "name": unique,
                 "note": note,
-                "input": {"bundle": bundle, "descriptor": written, **pad},
+                "input": {
+                    "bundle": bundle,
+                    "descriptor": written,
+                    **pad,
+                    **({"now": NOW} if has_retry_evidence(descriptor) else {}),
+                },
                 "want": want(rulesets()[bundle], descriptor),
             }
         )
@@ -767,6 +791,46 @@ COMMENT = (
 )
 
 
+def retry_evidence(out: Vectors) -> None:
+    """The retry evidence of `retry_after.json` on answers of the library: on each
+    retryable rule's first case (the wait, within the rule's cap) and on a few that are not
+    retryable (no wait, whatever the headers say)."""
+    from tools.spec.retry_after_vectors import INPUTS  # one list of forms for both kinds
+
+    for code in ("own", "ruleset", "never"):
+        for name, note, attributes, _cap in INPUTS:
+            d = {"type": "k.Retry", "code": code, "attributes": attributes}
+            out.add("kinds", "retry", f"retry/{code}/{name}", f"{note}; the {code} cap", d)
+    library = rulesets()["library"]
+    retryable: list[tuple[str, dict[str, Any]]] = []
+    never: list[tuple[str, dict[str, Any]]] = []
+    for v in bundle_vector_sets_cases():
+        answer = library.answers.get(_rule_named(library, v["want"].get("rule_id", "")))
+        if answer is None or "@PAD@" in json.dumps(v["input"]):
+            continue
+        (retryable if answer.retryable else never).append((v["name"], v["input"]["descriptor"]))
+    chosen = retryable[:: max(1, len(retryable) // 12)][:12] + never[:: max(1, len(never) // 4)][:4]
+    for i, (source, descriptor) in enumerate(chosen):
+        for name, note, attributes, _cap in INPUTS[i % 3 :: 3]:
+            d = {**descriptor, "attributes": {**descriptor.get("attributes", {}), **attributes}}
+            out.add("library", "retry", f"retry/{name}/{i}", f"{note}, on {source}", d)
+
+
+def _rule_named(ruleset: Ruleset, rule_id: str) -> CompiledRule | None:
+    return next((r for r in ruleset.rules if r.id == rule_id), None)
+
+
+@functools.cache
+def _library_case_vectors() -> tuple[Vector, ...]:
+    cases = Vectors()
+    library_cases(cases)
+    return tuple(cases.items)
+
+
+def bundle_vector_sets_cases() -> tuple[Vector, ...]:
+    return _library_case_vectors()
+
+
 def _file(vectors: Vectors) -> str:
     """A vector file with one vector a line: ten thousand vectors stay a few MB."""
     head = json.dumps({"$comment": COMMENT, "kind": "bundle"}, ensure_ascii=True)[:-1]
@@ -784,6 +848,7 @@ def bundle_vector_sets() -> dict[str, Vectors]:
         boundaries(tests, name)
         pairs(tests, name, every=True)
     unicode_and_limits(tests)
+    retry_evidence(tests)
     cases = Vectors()
     library_cases(cases)
     corpus(cases)

@@ -29,6 +29,7 @@ KINDS = (
     "outage",
     "bundle",
     "bundle_verify",
+    "retry_after",
 )
 """Every kind of vector file; a runner fails on a file of a kind it does not know."""
 
@@ -276,6 +277,12 @@ def validate_vectors() -> dict[str, Any]:
     }
 
 
+def _retry_after_file() -> dict[str, Any]:
+    from tools.spec.retry_after_vectors import retry_after_vectors  # it builds on the engine
+
+    return retry_after_vectors()
+
+
 def _bundle_file(name: str) -> Callable[[], str]:
     def make() -> str:
         from tools.spec.bundle_vectors import vector_files  # it builds on this module
@@ -288,6 +295,7 @@ def _bundle_file(name: str) -> Callable[[], str]:
 BUNDLE_FILES = ("bundle.json", "bundle.library.json", "bundle.library-rules.json")
 GENERATED: dict[str, Callable[[], Any]] = {
     "validate.json": validate_vectors,
+    "retry_after.json": _retry_after_file,
     **{name: _bundle_file(name) for name in (*BUNDLE_FILES, "bundle_verify.json")},
 }
 """The vector files the generator writes, by file name: the data, or (bundle vectors, one a

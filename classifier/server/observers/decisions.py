@@ -8,7 +8,12 @@ masked something (which fields, how many of each mask):
 
     {"ts": "2026-11-29T12:00:00.123Z", "ruleset_version": "0.1.0",
      "descriptor": {"type": "openai.RateLimitError", "http_status": 429, ...},
-     "answer": {"class": "RateLimited", "rule": "http.provider-429", ...}}
+     "answer": {"class": "RateLimited", "rule": "http.provider-429", ...,
+                "retry_after": {"seconds": 20.0, "capped": false,
+                                "source": "http.response.header.retry-after"}}}
+
+(`retry_after` only for a retryable answer whose descriptor carried the provider's
+retry evidence: the wait it advises, and where it came from.)
 
 A decision a client made in process from a bundle and reported (ReportDecisions) is a
 line of the same shape, its `answer` the client's, with `"local": true`, the

@@ -11,14 +11,15 @@ wire), parsed back in one C call instead of assembled message by message.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import cast
 
 import classifier
 from classifier import limits
-from classifier.answer import Action, Classification, Explanation, RuleVerdict
+from classifier.answer import Action, Classification, Explanation, RetryAfter, RuleVerdict
 from classifier.descriptor import (
     CAUSE_FIELDS,
     FIELD_NAMES,
@@ -88,7 +89,7 @@ class Responses:
         self, c: Classification, descriptor: Descriptor | None = None
     ) -> pb.ClassifyResponse:
         """The response for an answer (a fresh message: the caller may change it)."""
-        if c.explanation is not None:
+        if c.explanation is not None or c.retry_after is not None:
             return _build_response(c, descriptor)
         entry = self._built.get(id(c))
         if entry is None or entry[0] is not c:
@@ -104,7 +105,7 @@ class Responses:
         built = self._built
         pieces = []
         for c, d in answers:
-            if c.explanation is not None:
+            if c.explanation is not None or c.retry_after is not None:
                 explained = pb.ClassifyBatchResponse(responses=[_build_response(c, d)])
                 pieces.append(explained.SerializeToString())
                 continue
@@ -145,10 +146,19 @@ def _build_response(c: Classification, descriptor: Descriptor | None) -> pb.Clas
         ruleset_digest=c.ruleset_digest,
         unknown_reason=cast(pb.UnknownReason, int(c.unknown_reason)),
     )
+    if c.retry_after is not None:
+        _set_retry_after(response, c.retry_after)
     if c.explanation is not None:
         text = render_explanation(shortened(descriptor), c) if descriptor is not None else ""
         response.explanation.CopyFrom(explanation_to_proto(c.explanation, capped(text)))
     return response
+
+
+def _set_retry_after(response: pb.ClassifyResponse, advice: RetryAfter) -> None:
+    """An answer with a wait is never one of the prebuilt responses (the wait is the
+    descriptor's, not the rule's), so this sets it on a fresh message."""
+    response.retry_after.FromTimedelta(advice.delay)
+    response.retry_after_source = advice.labelled_source
 
 
 def _cut(text: str, limit: int = limits.MAX_EXPLAINED_TEXT_CHARS) -> str:
@@ -440,9 +450,11 @@ def reported_answer(msg: pb.ClassifyResponse) -> Classification:
     ):
         if len(text) > limits.MAX_REPORTED_TEXT_CHARS:
             bad(field, f"{len(text):,} characters, over {limits.MAX_REPORTED_TEXT_CHARS:,}")
+    advice = _reported_retry_after(msg, bad)
     if violations:
         raise DescriptorError(violations)
     return Classification(
+        retry_after=advice,
         error_class=ErrorClass(msg.error_class),
         action=Action(msg.action.id, msg.action.summary, msg.action.runbook_url),
         effect=Effect(msg.effect),
@@ -452,6 +464,33 @@ def reported_answer(msg: pb.ClassifyResponse) -> Classification:
         ruleset_digest=msg.ruleset_digest,
         unknown_reason=UnknownReason(msg.unknown_reason),
     )
+
+
+MAX_REPORTED_RETRY_AFTER = dt.timedelta(days=1)
+"""The longest wait a reported answer may advise: past any ruleset's sensible cap, so a
+client's evaluator that capped differently still reports; a day bounds what is logged."""
+
+
+def _reported_retry_after(
+    msg: pb.ClassifyResponse, bad: Callable[[str, str], None]
+) -> RetryAfter | None:
+    if not msg.HasField("retry_after"):
+        if msg.retry_after_source:
+            bad("retry_after_source", "set without retry_after")
+        return None
+    delay = msg.retry_after.ToTimedelta()
+    if not msg.retryable:
+        bad("retry_after", "only a retryable answer advises a wait")
+    if not dt.timedelta(0) <= delay <= MAX_REPORTED_RETRY_AFTER:
+        bad("retry_after", f"{delay.total_seconds():g} s is outside 0 s to 1 day")
+    if not msg.retry_after_source:
+        bad("retry_after_source", "must name the attribute the wait was read from")
+    elif len(msg.retry_after_source) > limits.MAX_REPORTED_TEXT_CHARS:
+        bad(
+            "retry_after_source",
+            f"{len(msg.retry_after_source):,} characters, over {limits.MAX_REPORTED_TEXT_CHARS:,}",
+        )
+    return RetryAfter.from_labelled(delay, msg.retry_after_source)
 
 
 def _shown(text: str) -> str:

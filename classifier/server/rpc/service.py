@@ -277,7 +277,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         for descriptor, result, local in taken:
             for reporter in self.reporters:
                 reporter.reported(descriptor, result, local)
-        return pb.ReportDecisionsResponse(accepted=len(taken))
+        return pb.ReportDecisionsResponse(accepted=len(taken), bundle_digest=serving)
 
     def _explained(
         self,

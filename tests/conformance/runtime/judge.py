@@ -37,6 +37,19 @@ class Result:
     def language(self) -> str:
         return self.pair.split(".", 1)[0]
 
+    @property
+    def class_right(self) -> bool:
+        return self.got_class == self.situation.want.error_class
+
+    @property
+    def action_wanted(self) -> bool:
+        return self.situation.want.action is not None
+
+    @property
+    def action_right(self) -> bool:
+        """The class and the action wanted (an action is only right with its class)."""
+        return self.class_right and self.got_action == self.situation.want.action
+
     def explain(self) -> str:
         want = self.situation.want
         lines = [

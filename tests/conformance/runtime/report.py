@@ -1,6 +1,6 @@
 """Run every runtime pair outside pytest and print the table per language.
 
-    python -m tests.conformance.runtime.report                 # the table, then every pair not right
+    python -m tests.conformance.runtime.report                 # the tables, then every pair not right
     python -m tests.conformance.runtime.report --language node --details
     python -m tests.conformance.runtime.report --baseline      # origin only: no contract attributes
 
@@ -21,7 +21,7 @@ from errorclass_client import Client
 from tests.conformance.runtime.judge import RIGHT, VERDICTS, Result
 from tests.conformance.runtime.situations import parse_pair
 from tests.conformance.runtime.suite import Listing, listed, running
-from tests.conformance.verdict_table import verdict_table
+from tests.conformance.verdict_table import class_and_action_table, verdict_table
 from tests.support import BUNDLED_RULES
 
 
@@ -61,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"({language} left out: {reason})", file=sys.stderr)
     results = run(listing, rules=args.rules, contract=not args.baseline)
     print(table(results))
+    print()
+    print(class_and_action_table(results))
     print(f"\n{len(results)} pairs in {time.monotonic() - start:.1f} s\n")
     for r in results:
         if r.verdict == RIGHT:

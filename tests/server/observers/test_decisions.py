@@ -84,6 +84,38 @@ def test_every_answer_is_a_line_that_replays_to_the_same_answer(
     assert running.metric("errorclass_decision_log_lines_total") == 5
 
 
+def test_a_line_says_how_long_to_wait_and_from_which_header(
+    serving_rules: Path, tmp_path: Path, start_app: StartApp
+) -> None:
+    """A retryable answer with the provider's retry evidence is logged with the wait it
+    advises; over the wire the answer carries it too, unary and batched, and no prebuilt
+    response is reused for it (the plain answer after it has none)."""
+    log = tmp_path / "decisions.jsonl"
+    running = start_app(serving_rules, watch=False, decision_log=log)
+    waiting = pb.ExceptionDescriptor()
+    waiting.CopyFrom(DESCRIPTORS[0])
+    waiting.attributes["http.response.header.retry-after"] = "20"
+    plain = running.stub.Classify(pb.ClassifyRequest(descriptor=DESCRIPTORS[0]))
+    single = running.stub.Classify(pb.ClassifyRequest(descriptor=waiting))
+    batch = running.stub.ClassifyBatch(
+        pb.ClassifyBatchRequest(
+            requests=[pb.ClassifyRequest(descriptor=d) for d in (waiting, DESCRIPTORS[0])]
+        )
+    )
+    running.app.stop(grace=1)
+    waited = pb.ClassifyResponse()
+    waited.CopyFrom(plain)
+    waited.retry_after.FromSeconds(20)
+    waited.retry_after_source = "http.response.header.retry-after"
+    assert single == waited
+    assert list(batch.responses) == [waited, plain]
+    assert not plain.HasField("retry_after")
+    answers = [line["answer"] for line in _lines(log)]
+    wait = {"seconds": 20.0, "source": "http.response.header.retry-after", "capped": False}
+    assert [a.get("retry_after") for a in answers] == [None, wait, wait, None]
+    assert {a["class"] for a in answers} == {"RateLimited"}
+
+
 def test_unknown_only_keeps_what_no_rule_covers(
     serving_rules: Path, tmp_path: Path, start_app: StartApp
 ) -> None:

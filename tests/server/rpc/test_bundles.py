@@ -475,7 +475,8 @@ def test_reported_decisions_are_logged_marked_local_counted_and_sampled(
             _decision(bundle, digest, WEIRD, decided + 2),
         ]
     )
-    assert reporting.stub.ReportDecisions(report).accepted == 3
+    response = reporting.stub.ReportDecisions(report)
+    assert (response.accepted, response.bundle_digest) == (3, digest)
     log = tmp_path / "decisions.jsonl"
     wait_for(lambda: len(_lines(log)) == 3)
     lines = _lines(log)
@@ -712,6 +713,48 @@ def test_a_reported_answer_is_checked_field_by_field(
     with pytest.raises(grpc.RpcError) as info:
         reporting.stub.ReportDecisions(pb.ReportDecisionsRequest(decisions=[decision]))
     assert _bad_request(info.value) == [(f"decisions[0].{field}", message)]
+
+
+def test_a_reported_wait_is_logged_with_its_source_and_whether_the_cap_cut_it(
+    reporting: Running, tmp_path: Path
+) -> None:
+    bundle, digest = _fetched(reporting)
+    decision = _decision(bundle, digest, LIMITED)
+    decision.answer.retryable = True
+    decision.answer.retry_after.FromMilliseconds(60_000)
+    decision.answer.retry_after_source = "http.response.header.x-ratelimit-reset-tokens (capped)"
+    reporting.stub.ReportDecisions(pb.ReportDecisionsRequest(decisions=[decision]))
+    log = tmp_path / "decisions.jsonl"
+    wait_for(lambda: len(_lines(log)) == 1)
+    [line] = _lines(log)
+    assert line["answer"]["retry_after"] == {
+        "seconds": 60.0,
+        "source": "http.response.header.x-ratelimit-reset-tokens",
+        "capped": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("retryable", "seconds", "source", "field", "message"),
+    [
+        (False, 5, "http.response.header.retry-after", "retry_after", "only a retryable answer"),
+        (True, 90_000, "http.response.header.retry-after", "retry_after", "outside 0 s to 1 day"),
+        (True, 5, "", "retry_after_source", "must name the attribute"),
+    ],
+)
+def test_a_reported_wait_must_be_one_a_ruleset_could_advise(
+    reporting: Running, retryable: bool, seconds: int, source: str, field: str, message: str
+) -> None:
+    bundle, digest = _fetched(reporting)
+    decision = _decision(bundle, digest, LIMITED)
+    decision.answer.retryable = retryable
+    decision.answer.retry_after.FromSeconds(seconds)
+    decision.answer.retry_after_source = source
+    with pytest.raises(grpc.RpcError) as info:
+        reporting.stub.ReportDecisions(pb.ReportDecisionsRequest(decisions=[decision]))
+    [(named, said)] = _bad_request(info.value)
+    assert named == f"decisions[0].answer.{field}"
+    assert message in said
 
 
 def test_a_bad_decided_at_is_named(reporting: Running) -> None:

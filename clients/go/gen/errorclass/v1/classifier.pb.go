@@ -2270,7 +2270,11 @@ func (x *ReportDecisionsRequest) GetDecisions() []*ReportedDecision {
 type ReportDecisionsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// How many decisions were taken (every one unless the call failed).
-	Accepted      int32 `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	Accepted int32 `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	// The serving bundle's digest (GetBundleResponse.bundle_digest; empty when
+	// the server serves none): a local-first client whose bundle differs
+	// fetches the new one with GetBundle.
+	BundleDigest  string `protobuf:"bytes,2,opt,name=bundle_digest,json=bundleDigest,proto3" json:"bundle_digest,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2310,6 +2314,13 @@ func (x *ReportDecisionsResponse) GetAccepted() int32 {
 		return x.Accepted
 	}
 	return 0
+}
+
+func (x *ReportDecisionsResponse) GetBundleDigest() string {
+	if x != nil {
+		return x.BundleDigest
+	}
+	return ""
 }
 
 var File_errorclass_v1_classifier_proto protoreflect.FileDescriptor
@@ -2494,9 +2505,10 @@ const file_errorclass_v1_classifier_proto_rawDesc = "" +
 	"\n" +
 	"decided_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tdecidedAt\"W\n" +
 	"\x16ReportDecisionsRequest\x12=\n" +
-	"\tdecisions\x18\x01 \x03(\v2\x1f.errorclass.v1.ReportedDecisionR\tdecisions\"5\n" +
+	"\tdecisions\x18\x01 \x03(\v2\x1f.errorclass.v1.ReportedDecisionR\tdecisions\"Z\n" +
 	"\x17ReportDecisionsResponse\x12\x1a\n" +
-	"\baccepted\x18\x01 \x01(\x05R\baccepted*\xf9\x03\n" +
+	"\baccepted\x18\x01 \x01(\x05R\baccepted\x12#\n" +
+	"\rbundle_digest\x18\x02 \x01(\tR\fbundleDigest*\xf9\x03\n" +
 	"\rRunErrorClass\x12\x1b\n" +
 	"\x17RUN_ERROR_CLASS_UNKNOWN\x10\x00\x12\"\n" +
 	"\x1eRUN_ERROR_CLASS_PROVIDER_ERROR\x10\x01\x12(\n" +

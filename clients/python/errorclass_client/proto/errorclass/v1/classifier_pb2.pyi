@@ -416,7 +416,9 @@ class ReportDecisionsRequest(_message.Message):
     def __init__(self, decisions: _Optional[_Iterable[_Union[ReportedDecision, _Mapping]]] = ...) -> None: ...
 
 class ReportDecisionsResponse(_message.Message):
-    __slots__ = ("accepted",)
+    __slots__ = ("accepted", "bundle_digest")
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_DIGEST_FIELD_NUMBER: _ClassVar[int]
     accepted: int
-    def __init__(self, accepted: _Optional[int] = ...) -> None: ...
+    bundle_digest: str
+    def __init__(self, accepted: _Optional[int] = ..., bundle_digest: _Optional[str] = ...) -> None: ...
