@@ -805,8 +805,11 @@ def retry_evidence(out: Vectors) -> None:
     retryable: list[tuple[str, dict[str, Any]]] = []
     never: list[tuple[str, dict[str, Any]]] = []
     for v in bundle_vector_sets_cases():
-        answer = library.answers.get(_rule_named(library, v["want"].get("rule_id", "")))
-        if answer is None or "@PAD@" in json.dumps(v["input"]):
+        rule = _rule_named(library, v["want"].get("rule_id", ""))
+        if rule is None or "@PAD@" in json.dumps(v["input"]):
+            continue
+        answer = library.answers.get(rule)
+        if answer is None:
             continue
         (retryable if answer.retryable else never).append((v["name"], v["input"]["descriptor"]))
     chosen = retryable[:: max(1, len(retryable) // 12)][:12] + never[:: max(1, len(never) // 4)][:4]
