@@ -189,6 +189,9 @@ class Driver:
                 if self.proc.poll() is None:
                     self.proc.kill()
                     self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
         self._err.close()
 
 
@@ -511,3 +514,6 @@ def test_the_harness_reads_a_line_within_its_bound(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
