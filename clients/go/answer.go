@@ -52,3 +52,21 @@ func served(responses ...*errorclassv1.ClassifyResponse) []*Answer {
 	}
 	return out
 }
+
+// EffectName is the effect as the decision log and the spec's vectors name it (fail,
+// pause, continue; unspecified for an Unknown, or a number these stubs do not know).
+func (a *Answer) EffectName() string {
+	if e := int(a.GetEffect()); e >= 0 && e < len(effectNames) {
+		return effectNames[e]
+	}
+	return effectNames[0]
+}
+
+// UnknownReasonName is why the answer is Unknown (no_match, conflict), or "" when it is
+// not.
+func (a *Answer) UnknownReasonName() string {
+	if r := int(a.GetUnknownReason()); r > 0 && r < len(unknownReasonNames) {
+		return unknownReasonNames[r]
+	}
+	return ""
+}

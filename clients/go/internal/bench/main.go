@@ -22,10 +22,9 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+	"github.com/errorclass/classifier/clients/go/internal/vectorjson"
 )
 
 func main() {
@@ -160,21 +159,9 @@ func readDescriptors(path string) ([]*errorclassv1.ExceptionDescriptor, error) {
 		if v.Input.Bundle != "library" {
 			continue
 		}
-		fields := v.Input.Descriptor
-		origin, _ := fields["origin"].(string)
-		delete(fields, "origin")
-		text, err := json.Marshal(fields)
+		d, err := vectorjson.Descriptor(v.Input.Descriptor)
 		if err != nil {
-			return nil, err
-		}
-		d := &errorclassv1.ExceptionDescriptor{}
-		if err := protojson.Unmarshal(text, d); err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
-		}
-		if origin != "" {
-			if d.Origin, err = errorclass.ParseOrigin(origin); err != nil {
-				return nil, fmt.Errorf("%s: %w", v.Name, err)
-			}
 		}
 		if pad := v.Input.Pad; pad != nil {
 			expand := strings.Repeat(pad.Text, pad.Count)
