@@ -133,7 +133,11 @@ func Dial(target string, opts ...DialOption) (*Client, error) { return NewClient
 func (c *Client) Close() error {
 	var reported error
 	if c.reporter != nil {
-		ctx, cancel := c.deadline(context.Background())
+		timeout := c.timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout // a Close never waits on a service that hangs
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		reported = c.reporter.close(ctx)
 		cancel()
 	}

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -451,6 +452,32 @@ func TestLocalFirstKeepsWhatItCouldNotReportAndDropsTheOldestWhenFull(t *testing
 	early := newClient(t, s.addr, trusted(), WithLocalFirst(), WithBundleFetch(false), WithTimeout(5*time.Second))
 	if answer, err := early.ClassifyDescriptor(context.Background(), descriptors[0]); err != nil || answer.Local {
 		t.Fatalf("local-first without a bundle: %v, local %v", err, answer != nil && answer.Local)
+	}
+}
+
+func TestAFailedFetchWaitsBeforeTheNext(t *testing.T) {
+	var fetches atomic.Int64
+	count := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if _, ok := req.(*errorclassv1.GetBundleRequest); ok {
+			fetches.Add(1)
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+	client := newClient(t, closedPort(t), trusted(), WithGRPCOptions(count), WithTimeout(200*time.Millisecond))
+	waitFor(t, 10*time.Second, "the fetch at start, failed", func() bool {
+		client.source.mu.Lock()
+		defer client.source.mu.Unlock()
+		return fetches.Load() == 1 && !client.source.notBefore.IsZero()
+	})
+	for range 20 { // answers naming another ruleset, a moment after the failure
+		client.source.stale("sha256:another", "")
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches within the wait after a failed one, want 1", n)
+	}
+	if _, err := client.RefreshBundle(context.Background()); err == nil || fetches.Load() != 2 {
+		t.Fatalf("an explicit refresh is not held back: %v, %d fetches", err, fetches.Load())
 	}
 }
 
