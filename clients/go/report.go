@@ -69,14 +69,16 @@ func newReporter(c *clientConfig, stub errorclassv1.ErrorClassifierClient, sourc
 
 // add queues a decision; when the queue is full the oldest is dropped.
 func (r *reporter) add(d *errorclassv1.ExceptionDescriptor, answer *Answer, at time.Time) {
+	// a copy: the caller may reuse its descriptor before the report goes
+	descriptor := proto.CloneOf(utf8Descriptor(d))
 	decision := &errorclassv1.ReportedDecision{
-		Descriptor_: utf8Descriptor(d), Answer: answer.ClassifyResponse, BundleDigest: answer.BundleDigest,
+		Descriptor_: descriptor, Answer: answer.ClassifyResponse, BundleDigest: answer.BundleDigest,
 		DecidedAt: timestamppb.New(at),
 	}
 	r.mu.Lock()
 	if len(r.queue) >= r.capacity {
 		drop := len(r.queue) - r.capacity + 1
-		r.queue = append(r.queue[:0:0], r.queue[drop:]...)
+		r.forget(drop)
 		r.dropped.Add(int64(drop))
 	}
 	r.nextSeq++
@@ -89,6 +91,13 @@ func (r *reporter) add(d *errorclassv1.ExceptionDescriptor, answer *Answer, at t
 		default:
 		}
 	}
+}
+
+// forget removes the n oldest decisions (r.mu held): the slice moves on, and append
+// copies the live ones when it grows, so neither costs a copy of the queue.
+func (r *reporter) forget(n int) {
+	clear(r.queue[:n])
+	r.queue = r.queue[n:]
 }
 
 func (r *reporter) pending() int64 {
@@ -151,7 +160,7 @@ func (r *reporter) flush(ctx context.Context) (int, error) {
 		for taken < len(r.queue) && r.queue[taken].seq <= last {
 			taken++
 		}
-		r.queue = append(r.queue[:0:0], r.queue[taken:]...)
+		r.forget(taken)
 		r.mu.Unlock()
 		if err != nil { // malformed: the client's bug; sending it again cannot help
 			r.dropped.Add(int64(taken))

@@ -106,6 +106,7 @@ func startServer() (*realServer, error) {
 	s.cmd = exec.Command(classifier, "serve", "--rules", s.rules, "--addr", s.addr, "--no-watch",
 		"--bundle-key", key, "--decision-log", s.decisions)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	dieWithTest(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -398,14 +399,21 @@ func TestLocalFirstClassifiesInProcessAndReportsInBatches(t *testing.T) {
 	before := len(s.decisionLines(t))
 	client := newClient(t, s.addr, trusted(), WithBundleFile(files["good"], ""), WithLocalFirst(),
 		WithReports(10, 200*time.Millisecond, 0), WithTimeout(5*time.Second))
-	descriptors := sampleDescriptors(t)[:25]
+	descriptors := sampleDescriptors(t)[30:55] // cases, and answers with a wait
 	var classes []string
+	waits := 0
 	for _, d := range descriptors {
 		answer, err := client.ClassifyDescriptor(context.Background(), d)
 		if err != nil || !answer.Local {
 			t.Fatalf("%s: %v (local-first answers from the bundle)", d.Type, err)
 		}
 		classes = append(classes, answer.ClassName)
+		if _, ok := answer.RetryAfter(); ok {
+			waits++
+		}
+	}
+	if waits == 0 {
+		t.Fatal("no local answer says how long to wait: the sample has no retry evidence")
 	}
 	// The background reports them: a batch at 10, the rest when 200 ms have passed.
 	waitFor(t, 10*time.Second, "every decision reported", func() bool { return client.BundleStatus().Reported == 25 })
