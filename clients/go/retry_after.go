@@ -56,8 +56,8 @@ func (w RetryWait) LabelledSource() string {
 
 // ReadRetryAfter is the wait the provider's evidence in attributes asks for, at most
 // limit, and whether any attribute says one; the caller decides that the answer is
-// retryable (a wait is never advised for one that is not). now is the runtime's clock,
-// read only when a date must become a wait and the provider sent no readable `date`
+// retryable (a wait is never advised for one that is not). now is the runtime's clock
+// (nil: time.Now), read only when a date must become a wait and the provider sent no readable `date`
 // header (the provider's own clock, which compares like with like). Sources in order:
 // retry-after-ms, x-ms-retry-after-ms (milliseconds), retry-after (seconds or an HTTP
 // date), Google's RetryInfo retry_delay (a proto Duration, `25s`), OpenAI's reset
