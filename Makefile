@@ -88,7 +88,7 @@ GO_DIRS := clients/go tests/conformance/go
 go-client: $(STAMP)  ## regenerate clients/go's stubs (buf generate, pinned protoc-gen-go plugins); its facts.go and version.go are `make spec`'s
 	$(BIN)/python tools/gen_go_client.py
 
-go-test:  ## the Go module and the Go conformance worker: gofmt -l (empty), go vet, go test (every clients/spec vector; modules from the proxy as go.sum pins them)
+go-test: $(STAMP)  ## the Go module and the Go conformance worker: gofmt -l (empty), go vet, go test (every clients/spec vector; the bundle client against a real `classifier serve` from the venv; modules from the proxy as go.sum pins them)
 	@unformatted="$$(gofmt -l $(GO_DIRS))"; test -z "$$unformatted" || { echo "gofmt -l: $$unformatted"; exit 1; }
 	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
 	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...

@@ -1,6 +1,7 @@
 package errorclass
 
 import (
+	"strings"
 	"time"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
@@ -23,13 +24,24 @@ type Answer struct {
 // RetryAfter is how long to wait before a retry and whether the answer says: set when
 // the answer is retryable and the provider said when (a Retry-After or rate-limit reset
 // header, Google's RetryInfo: the descriptor's evidence attributes), capped by the
-// ruleset. RetryAfterSource names the attribute it was read from. A bundle's local answer
-// never has one: the service computes it.
+// ruleset. RetryAfterSource names the attribute it was read from, with " (capped)" when
+// the cap cut the wait. A bundle's local answer has the same wait the service computes
+// (ReadRetryAfter, the rule's cap).
 func (a *Answer) RetryAfter() (time.Duration, bool) {
 	if a == nil || a.ClassifyResponse == nil || a.ClassifyResponse.RetryAfter == nil {
 		return 0, false
 	}
 	return a.ClassifyResponse.RetryAfter.AsDuration(), true
+}
+
+// RetryWait is RetryAfter with its source apart from whether the cap cut it.
+func (a *Answer) RetryWait() (RetryWait, bool) {
+	wait, ok := a.RetryAfter()
+	if !ok {
+		return RetryWait{}, false
+	}
+	source, capped := strings.CutSuffix(a.RetryAfterSource, cappedLabel)
+	return RetryWait{Wait: wait, Source: source, Capped: capped}, true
 }
 
 // served wraps the service's answers.
@@ -39,4 +51,22 @@ func served(responses ...*errorclassv1.ClassifyResponse) []*Answer {
 		out[i] = &Answer{ClassifyResponse: r}
 	}
 	return out
+}
+
+// EffectName is the effect as the decision log and the spec's vectors name it (fail,
+// pause, continue; unspecified for an Unknown, or a number these stubs do not know).
+func (a *Answer) EffectName() string {
+	if e := int(a.GetEffect()); e >= 0 && e < len(effectNames) {
+		return effectNames[e]
+	}
+	return effectNames[0]
+}
+
+// UnknownReasonName is why the answer is Unknown (no_match, conflict), or "" when it is
+// not.
+func (a *Answer) UnknownReasonName() string {
+	if r := int(a.GetUnknownReason()); r > 0 && r < len(unknownReasonNames) {
+		return unknownReasonNames[r]
+	}
+	return ""
 }

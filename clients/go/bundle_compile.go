@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
@@ -60,6 +61,8 @@ type answerDocument struct {
 	} `json:"action"`
 	Effect    string `json:"effect"`
 	Retryable bool   `json:"retryable"`
+	// RetryAfterCap is the longest wait the rule advises (retryable answers only).
+	RetryAfterCap *float64 `json:"retry_after_cap_seconds"`
 }
 
 type ruleDocument struct {
@@ -222,6 +225,12 @@ func newAnswer(a answerDocument, ruleID string, unknown errorclassv1.UnknownReas
 	out := &bundleAnswer{
 		class: a.Class, className: a.ClassName, effect: errorclassv1.RunEffect(effect),
 		retryable: a.Retryable, ruleID: ruleID, unknown: unknown,
+	}
+	if cap := a.RetryAfterCap; cap != nil && a.Retryable {
+		if *cap < 0 || math.IsNaN(*cap) || *cap > math.MaxInt64/float64(time.Second) {
+			return nil, bundleError(BundleInvalid, "retry_after_cap_seconds %v is not a wait", *cap)
+		}
+		out.retryCap, out.advises = time.Duration(*cap*float64(time.Second)), true
 	}
 	out.action.id, out.action.summary, out.action.runbookURL = a.Action.ID, a.Action.Summary, a.Action.RunbookURL
 	return out, nil

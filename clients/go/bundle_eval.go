@@ -5,7 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
 )
@@ -72,6 +75,8 @@ type bundleAnswer struct {
 	retryable bool
 	ruleID    string
 	unknown   errorclassv1.UnknownReason
+	advises   bool          // retryable, with a cap: reads the descriptor's retry evidence
+	retryCap  time.Duration // the longest wait it advises
 }
 
 type bundleField uint8
@@ -288,10 +293,34 @@ func (b *bucket) found(d *subject, out []*bundleRule) []*bundleRule {
 // disagree), marked Local with the BundleDigest. A descriptor the service would refuse
 // (a limit passed, an empty type, a status out of range) is a *DescriptorError naming
 // each field, as the service names it; the builders' descriptors (Describe, Fit) never
-// are.
+// are. A retryable answer whose descriptor carries the provider's retry evidence says how
+// long to wait (RetryAfter), a date read against the provider's `date` header or else
+// this process's clock (ClassifyAt takes another).
 func (b *Bundle) Classify(d *errorclassv1.ExceptionDescriptor) (*Answer, error) {
+	return b.ClassifyAt(d, time.Time{})
+}
+
+// ClassifyAt is Classify with now as the runtime's clock for the wait a date asks for
+// (the zero time: the process's clock, read only when a date needs it).
+func (b *Bundle) ClassifyAt(d *errorclassv1.ExceptionDescriptor, now time.Time) (*Answer, error) {
 	var s subject
-	if problems := b.norm.descriptor(d, &s); len(problems) > 0 {
+	answer, err := b.classify(d, &s)
+	if err != nil || !answer.advises {
+		return b.answer(answer, nil), err
+	}
+	clock := time.Now
+	if !now.IsZero() {
+		clock = func() time.Time { return now }
+	}
+	wait, ok := ReadRetryAfter(s.attributes, answer.retryCap, clock)
+	if !ok {
+		return b.answer(answer, nil), nil
+	}
+	return b.answer(answer, &wait), nil
+}
+
+func (b *Bundle) classify(d *errorclassv1.ExceptionDescriptor, s *subject) (*bundleAnswer, error) {
+	if problems := b.norm.descriptor(d, s); len(problems) > 0 {
 		return nil, &DescriptorError{Violations: problems}
 	}
 	var buffer [8]*bundleRule
@@ -300,18 +329,18 @@ func (b *Bundle) Classify(d *errorclassv1.ExceptionDescriptor) (*Answer, error) 
 		t := &b.tiers[i]
 		for _, name := range s.chain {
 			if bk := t.byType[name]; bk != nil {
-				if found = bk.found(&s, found[:0]); len(found) > 0 {
-					return b.answer(b.decide(found)), nil
+				if found = bk.found(s, found[:0]); len(found) > 0 {
+					return b.decide(found), nil
 				}
 			}
 		}
 		if t.untyped != nil {
-			if found = t.untyped.found(&s, found[:0]); len(found) > 0 {
-				return b.answer(b.decide(found)), nil
+			if found = t.untyped.found(s, found[:0]); len(found) > 0 {
+				return b.decide(found), nil
 			}
 		}
 	}
-	return b.answer(b.noMatch), nil
+	return b.noMatch, nil
 }
 
 // decide applies the keys after type depth (condition count, priority, layer) and then
@@ -346,15 +375,24 @@ type localAnswer struct {
 	answer   Answer
 	response errorclassv1.ClassifyResponse
 	action   errorclassv1.Action
+	wait     durationpb.Duration
 }
 
-func (b *Bundle) answer(a *bundleAnswer) *Answer {
+func (b *Bundle) answer(a *bundleAnswer, wait *RetryWait) *Answer {
+	if a == nil {
+		return nil
+	}
 	l := &localAnswer{}
 	l.action.Id, l.action.Summary, l.action.RunbookUrl = a.action.id, a.action.summary, a.action.runbookURL
 	r := &l.response
 	r.ErrorClass, r.ClassName, r.Action = errorclassv1.RunErrorClass(a.class), a.className, &l.action
 	r.Effect, r.Retryable, r.RuleId, r.UnknownReason = a.effect, a.retryable, a.ruleID, a.unknown
 	r.RulesetVersion, r.RulesetDigest = b.Version, b.Digest
+	if wait != nil {
+		l.wait.Seconds = int64(wait.Wait / time.Second)
+		l.wait.Nanos = int32(wait.Wait % time.Second)
+		r.RetryAfter, r.RetryAfterSource = &l.wait, wait.LabelledSource()
+	}
 	l.answer = Answer{ClassifyResponse: r, Local: true, BundleDigest: b.BundleDigest}
 	return &l.answer
 }

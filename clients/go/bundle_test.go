@@ -210,7 +210,8 @@ func TestABundleOfAnotherFormatOrPrecedenceIsRefused(t *testing.T) {
 		{"a condition kind", `"kind":"present"`, `"kind":"absent"`, BundleUnsupportedFormat},
 		{"another format", `"format": "errorclass-bundle"`, `"format": "opa-bundle"`, BundleInvalid},
 		{"a pattern RE2 refuses", `"kind":"message","pattern":"`, `"kind":"message","pattern":"(?<=x)`, BundleInvalid},
-		{"an unknown effect", `"effect":"fail","retryable":true}}`, `"effect":"explode","retryable":true}}`, BundleInvalid},
+		{"an unknown effect", `"effect":"fail","retryable":true,`, `"effect":"explode","retryable":true,`, BundleInvalid},
+		{"a negative cap on a wait", `"retry_after_cap_seconds":30.0`, `"retry_after_cap_seconds":-1`, BundleInvalid},
 		{"not JSON", `{`, `[`, BundleInvalid},
 	} {
 		changed := bytes.Replace(data, []byte(c.old), []byte(c.new), 1)

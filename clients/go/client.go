@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
@@ -25,6 +26,10 @@ type Client struct {
 	stub    errorclassv1.ErrorClassifierClient
 	timeout time.Duration
 	breaker *breaker
+
+	source     *bundleSource // nil: no bundle
+	localFirst bool
+	reporter   *reporter // local-first only
 }
 
 // ErrBreakerOpen is the cause (errors.Is) of an *Unclassified the circuit breaker
@@ -54,6 +59,17 @@ func serviceConfig(attempts int) (string, error) {
 	return string(data), err
 }
 
+// reconnect is how the channel reconnects to a service that went away: grpc-go's backoff
+// with its growth capped at maxReconnect rather than 120 s, so that the breaker's probe
+// finds a restarted service within seconds (a failing call costs nothing to the run: the
+// breaker, or the bundle, answers it).
+var reconnect = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: maxReconnect},
+	MinConnectTimeout: 20 * time.Second,
+}
+
+const maxReconnect = 5 * time.Second
+
 // NewClient makes a client of the classifier server at target (host:port, or any
 // grpc-go target such as dns:///classifier:50051). The connection is made lazily, as
 // grpc.NewClient makes it: NewClient fails only on a bad target or option, never
@@ -65,6 +81,7 @@ func NewClient(target string, opts ...ClientOption) (*Client, error) {
 	c := clientConfig{
 		timeout: DefaultTimeout, attempts: DefaultAttempts, creds: insecure.NewCredentials(),
 		breaker: true, failures: DefaultBreakerFailures, reset: DefaultBreakerReset, maxReset: MaxBreakerReset,
+		reportBatch: DefaultReportBatch, reportInterval: DefaultReportInterval, reportQueue: DefaultReportQueue,
 	}
 	for _, opt := range opts {
 		if opt != nil {
@@ -78,12 +95,26 @@ func NewClient(target string, opts ...ClientOption) (*Client, error) {
 	dial := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(c.creds),
 		grpc.WithDefaultServiceConfig(config),
+		grpc.WithConnectParams(reconnect),
 	}, c.dial...)
 	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("errorclass: client of %s: %w", target, err)
 	}
 	client := &Client{target: target, conn: conn, stub: errorclassv1.NewErrorClassifierClient(conn), timeout: c.timeout}
+	if c.bundled() {
+		if client.source, err = newBundleSource(&c, client.stub); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		if client.source.fetch {
+			client.source.background()
+		}
+		if c.localFirst {
+			client.localFirst = true
+			client.reporter = newReporter(&c, client.stub, client.source, c.timeout)
+		}
+	}
 	if c.breaker {
 		client.breaker = newBreaker(client.probe, c.failures, c.reset, c.maxReset)
 	}
@@ -96,12 +127,91 @@ func NewClient(target string, opts ...ClientOption) (*Client, error) {
 // behaves exactly as NewClient and stays throughout v0.
 func Dial(target string, opts ...DialOption) (*Client, error) { return NewClient(target, opts...) }
 
-// Close stops the breaker's probe and closes the channel.
+// Close reports the local-first decisions still pending (within the client's deadline),
+// stops the breaker's probe and a bundle fetch in flight, and closes the channel. Its
+// error is a report that failed (those decisions are lost) or the channel's.
 func (c *Client) Close() error {
+	var reported error
+	if c.reporter != nil {
+		timeout := c.timeout
+		if timeout <= 0 {
+			timeout = DefaultTimeout // a Close never waits on a service that hangs
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		reported = c.reporter.close(ctx)
+		cancel()
+	}
+	c.source.close()
 	if c.breaker != nil {
 		c.breaker.close()
 	}
-	return c.conn.Close()
+	return errors.Join(reported, c.conn.Close())
+}
+
+// deadline is ctx with the per-call deadline.
+func (c *Client) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.timeout > 0 {
+		return context.WithTimeout(ctx, c.timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// Bundle is the bundle in use (nil: none yet, or the client keeps none).
+func (c *Client) Bundle() *Bundle { return c.source.bundle() }
+
+// LoadBundle swaps in a bundle file (signaturesPath "" is the file beside it) once it
+// verifies with the trusted keys. A refusal is the error, a *BundleError with its
+// stable code, counted in BundleStatus; the bundle in use stays in use.
+func (c *Client) LoadBundle(bundlePath, signaturesPath string) (*Bundle, error) {
+	if c.source == nil {
+		return nil, errors.New("errorclass: LoadBundle: the client keeps no bundle (give it a bundle option)")
+	}
+	return c.source.load(bundlePath, signaturesPath)
+}
+
+// RefreshBundle asks the service for its bundle now (GetBundle with if_none_match, the
+// digest in use: an unchanged bundle costs no bytes) and swaps it in once it verifies:
+// whether the bundle in use changed. A refused bundle is the error (*BundleError,
+// counted) and the one in use stays. The client also refreshes on its own, in the
+// background: at start, and when the service names a ruleset or bundle other than the
+// one in use.
+func (c *Client) RefreshBundle(ctx context.Context) (bool, error) {
+	if c.source == nil {
+		return false, errors.New("errorclass: RefreshBundle: the client keeps no bundle (give it a bundle option)")
+	}
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	return c.source.refresh(ctx)
+}
+
+// Flush reports the local-first decisions pending now (within ctx and the client's
+// deadline): how many the service took. A failed report stays pending, for the next.
+func (c *Client) Flush(ctx context.Context) (int, error) {
+	if c.reporter == nil {
+		return 0, nil
+	}
+	ctx, cancel := c.deadline(ctx)
+	defer cancel()
+	return c.reporter.flush(ctx)
+}
+
+// BundleStatus is the bundle in use, the refusals and the local-first reports.
+func (c *Client) BundleStatus() BundleStatus {
+	var out BundleStatus
+	if c.source == nil {
+		return out
+	}
+	if b := c.source.bundle(); b != nil {
+		out.BundleDigest = b.BundleDigest
+	}
+	out.Refusals = c.source.refusals.Load()
+	c.source.mu.Lock()
+	out.LastRefusal = c.source.lastRefusal
+	c.source.mu.Unlock()
+	if c.reporter != nil {
+		out.Pending, out.Reported, out.Dropped = c.reporter.pending(), c.reporter.reported.Load(), c.reporter.dropped.Load()
+	}
+	return out
 }
 
 // Stub is the generated client, for the calls this type does not wrap.
@@ -125,8 +235,41 @@ func (c *Client) Classify(ctx context.Context, err error, origin errorclassv1.Or
 
 // ClassifyDescriptor classifies a descriptor (a builder's, or one kept from an outage).
 // Text that is not UTF-8 is sent with each bad byte as U+FFFD (protobuf would refuse to
-// send it); everything else is the service's to check.
+// send it); everything else is the service's to check. With a bundle, the bundle
+// answers (Local) when the service cannot, and in local-first mode before it is asked.
 func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.ExceptionDescriptor) (*Answer, error) {
+	if b := c.source.bundle(); b != nil && c.localFirst {
+		answer, err := b.Classify(d)
+		if err != nil {
+			return nil, err
+		}
+		c.reporter.add(d, answer, time.Now())
+		return answer, nil
+	}
+	answer, err := c.remote(ctx, d)
+	if err == nil {
+		c.source.stale(answer.RulesetDigest, "")
+		return answer, nil
+	}
+	return c.fallback(err, d)
+}
+
+// fallback is the bundle's answer when the service could not answer (never for a
+// descriptor the service refused); without a bundle, the service's error.
+func (c *Client) fallback(err error, d *errorclassv1.ExceptionDescriptor) (*Answer, error) {
+	var unclassified *Unclassified
+	b := c.source.bundle()
+	if b == nil || !errors.As(err, &unclassified) {
+		return nil, err
+	}
+	answer, refused := b.Classify(d)
+	if refused != nil {
+		return nil, err
+	}
+	return answer, nil
+}
+
+func (c *Client) remote(ctx context.Context, d *errorclassv1.ExceptionDescriptor) (*Answer, error) {
 	var answer *errorclassv1.ClassifyResponse
 	err := c.call(ctx, func(ctx context.Context) error {
 		var err error
@@ -140,7 +283,8 @@ func (c *Client) ClassifyDescriptor(ctx context.Context, d *errorclassv1.Excepti
 }
 
 // ClassifyBatch classifies descriptors kept while the service could not answer (at most
-// MaxBatch in one call), in order.
+// MaxBatch in one call), in order. It always asks the service (its answers are what a
+// kept descriptor waits for): a bundle never answers it.
 func (c *Client) ClassifyBatch(ctx context.Context, ds []*errorclassv1.ExceptionDescriptor) ([]*Answer, error) {
 	request := &errorclassv1.ClassifyBatchRequest{}
 	for _, d := range ds {

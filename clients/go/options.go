@@ -8,7 +8,7 @@ import (
 )
 
 // Options come in two kinds, as grpc-go's DialOption and CallOption do: a ClientOption
-// configures the channel NewClient makes (deadline, retries, breaker, TLS), a
+// configures the client NewClient makes (deadline, retries, breaker, TLS, its bundle), a
 // DescribeOption adds what only the runtime knows to one descriptor. Each is an
 // interface with an unexported method, so the two cannot be mixed up and only this
 // package makes them.
@@ -32,6 +32,34 @@ type clientConfig struct {
 	reset    time.Duration
 	maxReset time.Duration
 	dial     []grpc.DialOption
+
+	// the bundle (source.go) and local-first reporting (report.go)
+	bundleFile     string
+	signaturesFile string
+	keys           [][]byte
+	keyFiles       []string
+	allowUnsigned  bool
+	fetch          *bool
+	localFirst     bool
+	reportBatch    int
+	reportInterval time.Duration
+	reportQueue    int
+}
+
+// bundled is whether the client keeps a bundle: one was given (a file, trusted keys, or
+// unsigned allowed), or local-first asks for one.
+func (c *clientConfig) bundled() bool {
+	return c.bundleFile != "" || len(c.keys) > 0 || len(c.keyFiles) > 0 || c.allowUnsigned || c.localFirst ||
+		(c.fetch != nil && *c.fetch)
+}
+
+// fetchBundle is whether the bundle is fetched from the service: WithBundleFetch, else
+// whenever the client keeps a bundle.
+func (c *clientConfig) fetchBundle() bool {
+	if c.fetch != nil {
+		return *c.fetch
+	}
+	return c.bundled()
 }
 
 type clientOption func(*clientConfig)
@@ -74,6 +102,72 @@ func WithoutBreaker() ClientOption {
 // its retries and their throttling.
 func WithGRPCOptions(opts ...grpc.DialOption) ClientOption {
 	return clientOption(func(c *clientConfig) { c.dial = append(c.dial, opts...) })
+}
+
+// WithBundleFile starts the client from a bundle file shipped with the runtime
+// (`classifier bundle build`), verified against its signatures file (signaturesPath; ""
+// is the file beside it, bundlePath.sig.json) with the trusted keys (WithBundleKeys,
+// WithBundleKeyFiles). A bundle that does not verify is NewClient's error, a
+// *BundleError with its stable code. The client answers from it when the service cannot
+// (marked Local), and in local-first mode (WithLocalFirst) before it asks the service at
+// all.
+func WithBundleFile(bundlePath, signaturesPath string) ClientOption {
+	return clientOption(func(c *clientConfig) { c.bundleFile, c.signaturesFile = bundlePath, signaturesPath })
+}
+
+// WithBundleKeys trusts these Ed25519 public keys (PEM, SubjectPublicKeyInfo, as
+// `classifier bundle keygen` writes them): a bundle, from a file or from the service, is
+// used only when one of them signed its exact bytes; an unsigned, unknown-key or tampered
+// one is refused (BundleStatus counts refusals) and the bundle in use stays in use. Give
+// the old and the new key while keys rotate.
+func WithBundleKeys(pems ...[]byte) ClientOption {
+	return clientOption(func(c *clientConfig) { c.keys = append(c.keys, pems...) })
+}
+
+// WithBundleKeyFiles is WithBundleKeys reading the PEM files (read once, by NewClient).
+func WithBundleKeyFiles(paths ...string) ClientOption {
+	return clientOption(func(c *clientConfig) { c.keyFiles = append(c.keyFiles, paths...) })
+}
+
+// WithUnsignedBundles lets the client use bundles without trusted keys, unverified (a
+// development setup, or a server run with --unsigned-bundle). Without it and without
+// keys, NewClient refuses a bundle option. With keys, bundles are verified all the same.
+func WithUnsignedBundles() ClientOption {
+	return clientOption(func(c *clientConfig) { c.allowUnsigned = true })
+}
+
+// WithBundleFetch sets whether the client fetches the service's bundle (GetBundle) at
+// start, in the background, and again whenever the service names a ruleset or bundle
+// other than the one in use. It is on whenever the client keeps a bundle (a bundle
+// option or local-first); WithBundleFetch(false) keeps the start file alone.
+func WithBundleFetch(on bool) ClientOption {
+	return clientOption(func(c *clientConfig) { c.fetch = &on })
+}
+
+// WithLocalFirst classifies in process once a bundle is loaded (no call per failure)
+// and reports the decisions to the service in batches (ReportDecisions), so its
+// decision log, metrics and Unknown inbox still see them. Until a bundle is loaded it
+// asks the service. Close flushes what is pending.
+func WithLocalFirst() ClientOption {
+	return clientOption(func(c *clientConfig) { c.localFirst = true })
+}
+
+// WithReports sets local-first reporting: a report when batch decisions are pending
+// (DefaultReportBatch) or interval has passed (DefaultReportInterval), at most queue
+// decisions waiting (DefaultReportQueue; the oldest are dropped past it). Zero keeps a
+// default.
+func WithReports(batch int, interval time.Duration, queue int) ClientOption {
+	return clientOption(func(c *clientConfig) {
+		if batch > 0 {
+			c.reportBatch = batch
+		}
+		if interval > 0 {
+			c.reportInterval = interval
+		}
+		if queue > 0 {
+			c.reportQueue = queue
+		}
+	})
 }
 
 // DescribeOption adds what only the runtime knows to a descriptor that Describe,

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,4 +174,41 @@ func outageVector(t *testing.T, v vector) map[string]any {
 	}
 	t.Logf("outage %s: call times %v, attempts the server saw %d", v.Name, times, attempts)
 	return nil
+}
+
+// hanging never answers a Classify: each call runs into its deadline.
+type hanging struct {
+	errorclassv1.UnimplementedErrorClassifierServer
+}
+
+func (hanging) Classify(ctx context.Context, _ *errorclassv1.ClassifyRequest) (*errorclassv1.ClassifyResponse, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func TestAServiceThatHangsCostsOneDeadlineThenTheBundleAnswersAtOnce(t *testing.T) {
+	library := filepath.Join(specDir(), "bundles", "library.json")
+	deadline := 200 * time.Millisecond
+	client := newClient(t, serve(t, hanging{}), WithUnsignedBundles(), WithBundleFile(library, ""),
+		WithBundleFetch(false), WithTimeout(deadline))
+	d := &errorclassv1.ExceptionDescriptor{Type: "openai.RateLimitError", HttpStatus: proto.Int32(429),
+		Attributes: map[string]string{HeaderAttributePrefix + "retry-after": "7"}}
+	want, err := specBundle(t, "library").Classify(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, bound := range []time.Duration{deadline + 100*time.Millisecond, 20 * time.Millisecond} {
+		started := time.Now()
+		answer, err := client.ClassifyDescriptor(context.Background(), d)
+		took := time.Since(started)
+		if err != nil || !answer.Local || !proto.Equal(answer.ClassifyResponse, want.ClassifyResponse) {
+			t.Fatalf("call %d: %v, %v; want the bundle's %v", i, answer, err, want.ClassifyResponse)
+		}
+		if took > bound {
+			t.Fatalf("call %d took %s, want at most %s (the first runs into the deadline, then the breaker is open)", i, took, bound)
+		}
+	}
+	if wait, ok := want.RetryAfter(); !ok || wait != 7*time.Second {
+		t.Fatalf("the answer's wait: %v %v", wait, ok)
+	}
 }

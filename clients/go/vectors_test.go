@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -56,6 +57,7 @@ var runners = map[string]func(t *testing.T, v vector) map[string]any{
 	"outage":        outageVector,
 	"bundle":        bundleVector,
 	"bundle_verify": bundleVerifyVector,
+	"retry_after":   retryAfterVector,
 }
 
 // inline are the kinds with thousands of vectors: run in one loop, not a subtest each.
@@ -141,9 +143,25 @@ func differences(kind string, want, got map[string]any) []string {
 	if _, given := want["probe_waits_ms"]; kind == "breaker" && !given {
 		delete(got, "probe_waits_ms")
 	}
+	for _, side := range []map[string]any{want, got} {
+		if wait, ok := side["retry_after"].(map[string]any); ok {
+			wait["seconds"] = asDouble(wait["seconds"])
+		}
+	}
 	var out []string
 	diff("", want, got, &out)
 	return out
+}
+
+// asDouble is a wait's seconds as a double: the spec compares them so (Python writes 20.0
+// where Go writes 20).
+func asDouble(v any) any {
+	if n, ok := v.(json.Number); ok {
+		if f, err := n.Float64(); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 // diff names every field where got differs from want.
@@ -515,7 +533,14 @@ func bundleDescriptor(t testing.TB, v vector) *errorclassv1.ExceptionDescriptor 
 
 func bundleVector(t *testing.T, v vector) map[string]any {
 	b := specBundle(t, text(v.Input["bundle"]))
-	answer, err := b.Classify(bundleDescriptor(t, v))
+	var now time.Time
+	if given, ok := v.Input["now"].(string); ok {
+		var err error
+		if now, err = time.Parse(time.RFC3339Nano, given); err != nil {
+			t.Fatalf("%s: input.now: %v", v.Name, err)
+		}
+	}
+	answer, err := b.ClassifyAt(bundleDescriptor(t, v), now)
 	if err != nil {
 		t.Errorf("%s: Classify: %v", v.Name, err)
 		return nil
@@ -534,7 +559,35 @@ func bundleVector(t *testing.T, v vector) map[string]any {
 	if answer.UnknownReason != errorclassv1.UnknownReason_UNKNOWN_REASON_UNSPECIFIED {
 		got["unknown_reason"] = unknownReasonNames[answer.UnknownReason]
 	}
+	if wait, ok := answer.RetryWait(); ok {
+		got["retry_after"] = waitFields(wait)
+	}
 	return got
+}
+
+// waitFields is a wait as the vectors spell it.
+func waitFields(wait RetryWait) map[string]any {
+	return map[string]any{"seconds": float64(wait.Wait/time.Microsecond) / 1e6, "source": wait.Source, "capped": wait.Capped}
+}
+
+func retryAfterVector(t *testing.T, v vector) map[string]any {
+	now, err := time.Parse(time.RFC3339Nano, text(v.Input["now"]))
+	if err != nil {
+		t.Fatalf("input.now: %v", err)
+	}
+	limit, err := v.Input["cap_seconds"].(json.Number).Float64()
+	if err != nil {
+		t.Fatalf("input.cap_seconds: %v", err)
+	}
+	attributes := map[string]string{}
+	for key, value := range v.Input["attributes"].(map[string]any) {
+		attributes[key] = text(value)
+	}
+	wait, ok := ReadRetryAfter(attributes, time.Duration(limit*float64(time.Second)), func() time.Time { return now })
+	if !ok {
+		return map[string]any{}
+	}
+	return map[string]any{"retry_after": waitFields(wait)}
 }
 
 func bundleVerifyVector(t *testing.T, v vector) map[string]any {

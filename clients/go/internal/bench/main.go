@@ -1,14 +1,19 @@
-// Command bench measures the Go client's bundle evaluator in process (a benchmark, not a
-// test: it prints figures, `make bench` runs it):
+// Command bench measures the Go client's bundle evaluator in process, and beside it, in
+// the same run, the gRPC Classify call of the same descriptors against a real local
+// server (a benchmark, not a test: it prints figures, `make bench` runs it):
 //
-//	cd clients/go && go run ./internal/bench [-rounds 20] [-bundle FILE] [-vectors FILE]
+//	cd clients/go && go run ./internal/bench [-rounds 20] [-grpc-rounds 1] [-bundle FILE] [-vectors FILE]
 //
 // It loads the bundled library's bundle (clients/spec/bundles/library.json) and
 // classifies the descriptors of the library's bundle vectors (its cases, the public
 // corpus, the conformance suite's SDK types: what runtimes send), each call timed on its
 // own, the clock's cost included, over several rounds after one to warm up; it prints
 // the percentiles per evaluation, the cost of loading the bundle, and the machine's load,
-// since these machines are shared.
+// since these machines are shared. The server is ERRORCLASS_BENCH_ADDR's when set, else
+// one it starts (the repository's .venv/bin/classifier serving the bundled library on a
+// free loopback port) and stops. The last line is the summary every client's benchmark
+// prints: `bench go: in-process p50 X us p99 Y us; grpc p50 A us p99 B us (N descriptors,
+// R rounds)`.
 package main
 
 import (
@@ -22,25 +27,25 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	errorclass "github.com/errorclass/classifier/clients/go"
 	errorclassv1 "github.com/errorclass/classifier/clients/go/gen/errorclass/v1"
+	"github.com/errorclass/classifier/clients/go/internal/vectorjson"
 )
 
 func main() {
 	bundlePath := flag.String("bundle", "../spec/bundles/library.json", "the bundle to evaluate")
 	vectorsPath := flag.String("vectors", "../spec/vectors/bundle.library.json", "bundle vectors whose descriptors are classified")
 	rounds := flag.Int("rounds", 20, "rounds over the descriptors (after one to warm up)")
+	grpcRounds := flag.Int("grpc-rounds", 1, "rounds of gRPC Classify calls over the descriptors (0: none)")
 	slowest := flag.Int("slowest", 0, "also print the descriptors slowest at their median")
 	flag.Parse()
-	if err := run(*bundlePath, *vectorsPath, *rounds, *slowest); err != nil {
+	if err := run(*bundlePath, *vectorsPath, *rounds, *grpcRounds, *slowest); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bundlePath, vectorsPath string, rounds, slowest int) error {
+func run(bundlePath, vectorsPath string, rounds, grpcRounds, slowest int) error {
 	data, err := os.ReadFile(bundlePath)
 	if err != nil {
 		return err
@@ -86,8 +91,23 @@ func run(bundlePath, vectorsPath string, rounds, slowest int) error {
 	fmt.Printf("  per descriptor, the median of its %d rounds (what the machine's other load leaves out): p50 %s  p99 %s  max %s\n",
 		rounds, us(byMedian[len(byMedian)/2]), us(byMedian[len(byMedian)*99/100]), us(byMedian[len(byMedian)-1]))
 	fmt.Printf("  %s, GOMAXPROCS %d, load average %s\n", runtime.Version(), runtime.GOMAXPROCS(0), strings.TrimSpace(string(load)))
+	summary := fmt.Sprintf("bench go: in-process p50 %.2f us p99 %.2f us", micro(at(0.50)), micro(at(0.99)))
+	if grpcRounds > 0 {
+		calls, err := overGRPC(descriptors, grpcRounds)
+		if err != nil {
+			return err
+		}
+		slices.Sort(calls)
+		call := func(q float64) time.Duration { return calls[min(len(calls)-1, int(q*float64(len(calls))))] }
+		fmt.Printf("  gRPC Classify (the client's ClassifyDescriptor, loopback): %d calls, p50 %s  p99 %s  max %s\n",
+			len(calls), us(call(0.50)), us(call(0.99)), us(calls[len(calls)-1]))
+		summary += fmt.Sprintf("; grpc p50 %.2f us p99 %.2f us", micro(call(0.50)), micro(call(0.99)))
+	}
+	fmt.Printf("%s (%d descriptors, %d rounds)\n", summary, len(descriptors), rounds)
 	return nil
 }
+
+func micro(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
 
 // perDescriptor is each descriptor's median evaluation over the rounds.
 func perDescriptor(descriptors []*errorclassv1.ExceptionDescriptor, samples []time.Duration, rounds int) []time.Duration {
@@ -160,21 +180,9 @@ func readDescriptors(path string) ([]*errorclassv1.ExceptionDescriptor, error) {
 		if v.Input.Bundle != "library" {
 			continue
 		}
-		fields := v.Input.Descriptor
-		origin, _ := fields["origin"].(string)
-		delete(fields, "origin")
-		text, err := json.Marshal(fields)
+		d, err := vectorjson.Descriptor(v.Input.Descriptor)
 		if err != nil {
-			return nil, err
-		}
-		d := &errorclassv1.ExceptionDescriptor{}
-		if err := protojson.Unmarshal(text, d); err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
-		}
-		if origin != "" {
-			if d.Origin, err = errorclass.ParseOrigin(origin); err != nil {
-				return nil, fmt.Errorf("%s: %w", v.Name, err)
-			}
 		}
 		if pad := v.Input.Pad; pad != nil {
 			expand := strings.Repeat(pad.Text, pad.Count)
