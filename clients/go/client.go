@@ -29,7 +29,7 @@ type Client struct {
 
 	source     *bundleSource // nil: no bundle
 	localFirst bool
-	reporter   *reporter // local-first only
+	reporter   *reporter // with a bundle: local-first decisions and fallback answers
 }
 
 // ErrBreakerOpen is the cause (errors.Is) of an *Unclassified the circuit breaker
@@ -110,10 +110,10 @@ func NewClient(target string, opts ...ClientOption) (*Client, error) {
 		if client.source.fetch {
 			client.source.background()
 		}
-		if c.localFirst {
-			client.localFirst = true
-			client.reporter = newReporter(&c, client.stub, client.source, c.timeout)
-		}
+		// Local-first decisions and the bundle's answers while the service could not
+		// answer are both reported (docs/bundles.md): the decision log sees every failure.
+		client.localFirst = c.localFirst
+		client.reporter = newReporter(&c, client.stub, client.source, c.timeout)
 	}
 	if c.breaker {
 		client.breaker = newBreaker(client.probe, c.failures, c.reset, c.maxReset)
@@ -127,7 +127,7 @@ func NewClient(target string, opts ...ClientOption) (*Client, error) {
 // behaves exactly as NewClient and stays throughout v0.
 func Dial(target string, opts ...DialOption) (*Client, error) { return NewClient(target, opts...) }
 
-// Close reports the local-first decisions still pending (within the client's deadline),
+// Close reports the decisions still pending (local-first and fallback answers) (within the client's deadline),
 // stops the breaker's probe and a bundle fetch in flight, and closes the channel. Its
 // error is a report that failed (those decisions are lost) or the channel's.
 func (c *Client) Close() error {
@@ -184,7 +184,7 @@ func (c *Client) RefreshBundle(ctx context.Context) (bool, error) {
 	return c.source.refresh(ctx)
 }
 
-// Flush reports the local-first decisions pending now (within ctx and the client's
+// Flush reports the decisions pending now (local-first and fallback answers) (within ctx and the client's
 // deadline): how many the service took. A failed report stays pending, for the next.
 func (c *Client) Flush(ctx context.Context) (int, error) {
 	if c.reporter == nil {
@@ -266,6 +266,7 @@ func (c *Client) fallback(err error, d *errorclassv1.ExceptionDescriptor) (*Answ
 	if refused != nil {
 		return nil, err
 	}
+	c.reporter.add(d, answer, time.Now())
 	return answer, nil
 }
 
