@@ -30,6 +30,7 @@ const { evidenceFromBody, evidenceFromStreamError } = require('./evidence');
 const { DEFAULTS, FACTS, GRPC_CODES, GRPC_NAMES, LIMITS, ORIGINS, serviceConfig, wellFormed } = require('./facts');
 const { PROTO, badRequestViolations, definition, enumNumber } = require('./proto');
 const { descriptorFromFinishReason, descriptorFromResponse } = require('./response');
+const { retryAfter } = require('./retry');
 
 const VERSION = require('./package.json').version;
 
@@ -381,6 +382,7 @@ module.exports = {
   grpc,
   keyId,
   loadService,
+  retryAfter,
   runtimeAttributes,
   runtimeFacts,
   serviceConfig,
