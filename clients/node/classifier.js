@@ -30,7 +30,9 @@ const { evidenceFromBody, evidenceFromStreamError } = require('./evidence');
 const { DEFAULTS, FACTS, GRPC_CODES, GRPC_NAMES, LIMITS, ORIGINS, serviceConfig, wellFormed } = require('./facts');
 const { PROTO, badRequestViolations, definition, enumNumber } = require('./proto');
 const { descriptorFromFinishReason, descriptorFromResponse } = require('./response');
+const { Reporter } = require('./report');
 const { retryAfter } = require('./retry');
+const { BundleSource } = require('./source');
 
 const VERSION = require('./package.json').version;
 
@@ -72,6 +74,18 @@ class UnclassifiedError extends Error {
 // Infinity for none), `attempts` (tries per call while the server is UNAVAILABLE; 1
 // turns retries off), `breaker` (false turns it off; an object overrides its numbers),
 // `channelOptions` (more grpc-js channel options).
+//
+// A bundle to answer with when the service cannot (docs/bundles.md): `bundleFile` (a bundle
+// to start from) with `signaturesFile` (FILE.sig.json by default), `trustedKeys` (Ed25519
+// public keys: PEM file paths, PEM text, Buffers or KeyObjects; several while keys rotate),
+// `allowUnsigned` (without trusted keys, use bundles unverified: never implied),
+// `fetchBundle` (fetch the serving bundle with GetBundle at start, in the background, and
+// again whenever the service names another ruleset or bundle; on by default when any of the
+// above is given or in local-first mode), `mode` ('remote': ask the service, answer from the
+// bundle when it cannot; 'local_first': answer from the bundle in process and report the
+// decisions with ReportDecisions), `reportBatch` (100), `reportIntervalMs` (1000),
+// `reportQueue` (10,000), `refreshRetryMs` (a failed fetch is retried no sooner: 5000), `now`
+// (the clock a bundle turns a provider's date into a wait with: Date.now).
 class Client {
   constructor(address, {
     credentials = grpc.credentials.createInsecure(),
@@ -79,14 +93,38 @@ class Client {
     attempts = DEFAULTS.attempts,
     breaker = true,
     channelOptions = {},
+    mode = 'remote',
+    bundleFile = null,
+    signaturesFile = null,
+    trustedKeys = [],
+    allowUnsigned = false,
+    fetchBundle,
+    reportBatch = 100,
+    reportIntervalMs = 1000,
+    reportQueue = 10000,
+    refreshRetryMs = 5000,
+    now,
   } = {}) {
+    if (mode !== 'remote' && mode !== 'local_first') throw new TypeError(`mode must be 'remote' or 'local_first', not ${JSON.stringify(mode)}`);
+    const bundled = mode === 'local_first' || Boolean(bundleFile) || trustedKeys.length > 0 || Boolean(allowUnsigned);
+    // Read (and refuse) the start file before opening anything: a refused start file is an
+    // error of the construction, with its stable code (a BundleError).
+    const source = new BundleSource({ trustedKeys, allowUnsigned });
+    if (bundleFile) source.offer(...BundleSource.readFiles(bundleFile, signaturesFile));
     const ErrorClassifier = loadService();
     this.address = address;
     this.deadlineMs = deadlineMs;
+    this.mode = mode;
+    this.fetchBundle = fetchBundle === undefined ? bundled : Boolean(fetchBundle);
+    this.refreshRetryMs = refreshRetryMs;
+    this.now = now;
+    this.source = source;
     // The raw grpc-js client (ListClasses, GetRuleset, ... with no breaker or validation).
     this.stub = new ErrorClassifier(address, credentials, {
       'grpc.service_config': JSON.stringify(serviceConfig(attempts)),
       'grpc.enable_retries': attempts > 1 ? 1 : 0,
+      // a bundle may be larger than grpc-js's 4 MiB default (docs/bundles.md, GetBundle)
+      ...(this.fetchBundle ? { 'grpc.max_receive_message_length': 64 * 1024 * 1024 } : {}),
       ...channelOptions,
     });
     // Connect now, not on the first call: a runtime makes its client at start and calls it
@@ -94,11 +132,108 @@ class Client {
     // that the service is down).
     this.stub.getChannel().getConnectivityState(true);
     this.breaker = breaker ? new Breaker(breaker === true ? {} : breaker) : null;
-    // Calls by how they ended: answered by the server, failed (rejected), and failed
-    // without trying the server because the breaker was open.
-    this.counters = { server: 0, failed: 0, short_circuited: 0 };
+    // Calls by how they ended: answered by the server, answered from the bundle (`local`),
+    // failed (rejected), and failed without trying the server because the breaker was open.
+    this.counters = { server: 0, local: 0, failed: 0, short_circuited: 0 };
     this._probeTimer = null;
     this._closed = false;
+    this._fetching = null; // the GetBundle in flight
+    this._fetchFailedAt = -Infinity;
+    this._refreshTimer = null;
+    // Decisions made from the bundle, reported in batches (local-first, and fallback answers).
+    this.reporter = bundled ? new Reporter({
+      send: (decisions, ms) => this._report(decisions, ms),
+      served: (digest) => this._named(digest, 'bundle'),
+      allowed: () => !this.breaker || !this.breaker.isOpen,
+      batch: reportBatch,
+      intervalMs: reportIntervalMs,
+      queue: reportQueue,
+      deadlineMs: finite(deadlineMs),
+    }) : null;
+    if (this.fetchBundle) this._refreshSoon();
+  }
+
+  // The bundle in use (a Bundle), or null.
+  get bundle() {
+    return this.source.bundle;
+  }
+
+  // The digest of the bundle in use (sha256:...), or ''.
+  get bundleDigest() {
+    return this.source.bundle ? this.source.bundle.bundleDigest : '';
+  }
+
+  // How many bundles were refused (a start file, a load, a fetched one), and the last
+  // refusal (a BundleError: `code` the stable code), or null.
+  get refusals() {
+    return this.source.refusals;
+  }
+
+  get lastRefusal() {
+    return this.source.lastRefusal;
+  }
+
+  // Decisions waiting to be reported, reported, and dropped (the queue was full, or the
+  // server refused them as malformed).
+  get reports() {
+    const r = this.reporter;
+    return { pending: r ? r.pending : 0, reported: r ? r.reported : 0, dropped: r ? r.dropped : 0 };
+  }
+
+  // Use the bundle of a file (and its signatures: `signatures`, else FILE.sig.json when it
+  // exists), verified as the client is configured. Refused: a BundleError, counted, and the
+  // bundle in use stays in use. Returns the Bundle.
+  loadBundle(file, { signatures = null } = {}) {
+    let files;
+    try {
+      files = BundleSource.readFiles(file, signatures);
+    } catch (err) {
+      this.source.refused(err);
+      throw err;
+    }
+    return this.source.offer(...files);
+  }
+
+  // Fetch the serving bundle now (GetBundle with if_none_match the digest in use), within
+  // the deadline: resolves to {changed, bundleDigest}; rejects with an UnclassifiedError-like
+  // grpc failure (`code`) or a BundleError (refused: counted, the bundle in use stays). At
+  // most one fetch is in flight: a second call shares it.
+  refreshBundle({ deadlineMs } = {}) {
+    if (this._fetching) return this._fetching;
+    const ask = { if_none_match: this.bundleDigest };
+    this._fetching = new Promise((resolve, reject) => {
+      this.stub.GetBundle(ask, { deadline: this._deadline(finite(deadlineMs ?? this.deadlineMs)) }, (err, response) => {
+        if (err) {
+          reject(err);
+          return;
+        }
+        try {
+          if (response.unchanged || response.bundle_digest === this.bundleDigest) {
+            resolve({ changed: false, bundleDigest: this.bundleDigest });
+            return;
+          }
+          const sig = response.signatures && response.signatures.length ? response.signatures : null;
+          const bundle = this.source.offer(response.bundle, sig);
+          resolve({ changed: true, bundleDigest: bundle.bundleDigest });
+        } catch (error) {
+          reject(error);
+        }
+      });
+    }).then((out) => {
+      this._fetching = null;
+      this._fetchFailedAt = -Infinity;
+      return out;
+    }, (err) => {
+      this._fetching = null;
+      this._fetchFailedAt = Date.now();
+      throw err;
+    });
+    return this._fetching;
+  }
+
+  // Report every pending decision now (bounded by the deadline): resolves to how many.
+  flush({ deadlineMs } = {}) {
+    return this.reporter ? this.reporter.flush(finite(deadlineMs ?? this.deadlineMs)) : Promise.resolve(0);
   }
 
   // One descriptor (the descriptor-file shape: origin by name) -> one ClassifyResponse
@@ -107,11 +242,14 @@ class Client {
   // (INVALID_ARGUMENT: a server with other limits, an `explainRule` its rules do not
   // have); with an UnclassifiedError keeping it when the service cannot answer.
   // `explainRule` (a rule id, with explain) asks why that rule did or did not decide.
+  // With a bundle: in local-first mode the answer is the bundle's, at once; in remote mode
+  // the bundle answers when the service cannot (down, the breaker open, past the deadline),
+  // within the call's deadline. A bundle's answer says `local: true` and its `bundle_digest`.
   classify(descriptor, { explain = false, explainRule = '', deadlineMs } = {}) {
     return this._send(() => {
       const valid = validateDescriptor(descriptor);
       return [[valid], { descriptor: wire(valid), explain: explain || Boolean(explainRule), explain_rule: explainRule }];
-    }, 'Classify', deadlineMs).then(served);
+    }, 'Classify', deadlineMs, (response) => [this._served(response)], (answers) => answers[0]);
   }
 
   // descriptorFromError's descriptor of a live error, classified. `options` are
@@ -137,7 +275,7 @@ class Client {
       }
       const valid = allValid(descriptors);
       return [valid, { requests: valid.map((d) => ({ descriptor: wire(d), explain })) }];
-    }, 'ClassifyBatch', deadlineMs).then((response) => response.responses.map(served));
+    }, 'ClassifyBatch', deadlineMs, (response) => response.responses.map((a) => this._served(a)), (answers) => answers);
   }
 
   // A bidirectional stream: one answer per descriptor, in order.
@@ -148,14 +286,21 @@ class Client {
     } catch (err) {
       return Promise.reject(err);
     }
+    const local = this._localFirst(valid);
+    if (local) return Promise.resolve(local);
     const refused = this._refused(valid);
-    if (refused) return Promise.reject(refused);
+    if (refused) return this._fallback(refused, valid, (answers) => answers);
     return new Promise((resolve, reject) => {
       const answers = [];
-      const call = this.stub.ClassifyStream({ deadline: this._deadline(deadlineMs) });
-      call.on('data', (answer) => answers.push(served(answer)));
-      call.on('error', (err) => reject(this._failed(err, valid)));
+      let failed = false;
+      const call = this.stub.ClassifyStream({ deadline: this._callDeadline(deadlineMs) });
+      call.on('data', (answer) => answers.push(this._served(answer)));
+      call.on('error', (err) => {
+        failed = true;
+        this._fallback(this._failed(err, valid), valid, (a) => a).then(resolve, reject);
+      });
       call.on('end', () => {
+        if (failed) return;
         this._answered();
         resolve(answers);
       });
@@ -164,15 +309,36 @@ class Client {
     });
   }
 
-  // Stop probing and close the channel.
-  close() {
+  // Stop probing, reporting and refreshing, and close the channel. With decisions pending,
+  // they are reported first (within the deadline): the returned promise settles when the
+  // channel is closed (a flush that fails is given up: the decisions were made, only their
+  // report is lost, and counted as dropped).
+  close({ deadlineMs } = {}) {
+    if (this._closed) return Promise.resolve();
     this._closed = true;
     clearTimeout(this._probeTimer);
     this._probeTimer = null;
-    this.stub.close();
+    clearTimeout(this._refreshTimer);
+    this._refreshTimer = null;
+    const reporter = this.reporter;
+    const done = () => {
+      if (reporter) {
+        reporter.stop();
+        reporter.dropped += reporter.pending;
+        reporter.queue.length = 0;
+      }
+      this.stub.close();
+    };
+    if (!reporter || (!reporter.pending && !reporter.inFlight)) {
+      done();
+      return Promise.resolve();
+    }
+    return reporter.flush(finite(deadlineMs ?? this.deadlineMs)).catch(() => 0).then(done);
   }
 
-  _send(build, method, deadlineMs) {
+  // One call: the bundle's answers in local-first mode; else the service's (`answers` of its
+  // response), or the bundle's when the service cannot answer; `pick` shapes the result.
+  _send(build, method, deadlineMs, answers, pick) {
     let descriptors;
     let request;
     try {
@@ -180,18 +346,92 @@ class Client {
     } catch (err) {
       return Promise.reject(err);
     }
+    const local = this._localFirst(descriptors);
+    if (local) return Promise.resolve(pick(local));
     const refused = this._refused(descriptors);
-    if (refused) return Promise.reject(refused);
+    if (refused) return this._fallback(refused, descriptors, pick);
     return new Promise((resolve, reject) => {
-      this.stub[method](request, { deadline: this._deadline(deadlineMs) }, (err, response) => {
+      this.stub[method](request, { deadline: this._callDeadline(deadlineMs) }, (err, response) => {
         if (err) {
-          reject(this._failed(err, descriptors));
+          this._fallback(this._failed(err, descriptors), descriptors, pick).then(resolve, reject);
         } else {
           this._answered();
-          resolve(response);
+          resolve(pick(answers(response)));
         }
       });
     });
+  }
+
+  // Local-first with a bundle: its answers, each queued for the report; else null.
+  _localFirst(descriptors) {
+    if (this.mode !== 'local_first' || !this.source.bundle) return null;
+    return this._fromBundle(descriptors);
+  }
+
+  // The service could not answer (`error`): the bundle's answers when there is one (and the
+  // descriptors are not what the server refused), else the error.
+  _fallback(error, descriptors, pick) {
+    if (!(error instanceof UnclassifiedError) || !this.source.bundle) return Promise.reject(error);
+    try {
+      return Promise.resolve(pick(this._fromBundle(descriptors)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  _fromBundle(descriptors) {
+    const bundle = this.source.bundle;
+    const answers = descriptors.map((d) => bundle.classify(d, { now: this.now }));
+    this.counters.local += answers.length;
+    if (this.reporter) {
+      const decidedAt = timestamp(Date.now());
+      for (let i = 0; i < answers.length; i++) {
+        this.reporter.add({
+          descriptor: wire(descriptors[i]), answer: answerWire(answers[i]), bundle_digest: answers[i].bundle_digest, decided_at: decidedAt,
+        });
+      }
+    }
+    return answers;
+  }
+
+  // An answer the service gave; a ruleset other than the bundle's asks for the serving bundle.
+  _served(answer) {
+    if (this.fetchBundle && (!this.source.bundle || answer.ruleset_digest !== this.source.bundle.digest)) this._refreshSoon();
+    return served(answer);
+  }
+
+  // A report named the serving bundle: fetch it when it is not the one in use.
+  _named(digest) {
+    if (this.fetchBundle && digest !== this.bundleDigest) this._refreshSoon();
+  }
+
+  _report(decisions, deadlineMs) {
+    return new Promise((resolve, reject) => {
+      this.stub.ReportDecisions({ decisions }, { deadline: this._deadline(deadlineMs) }, (err, response) => (err ? reject(err) : resolve(response)));
+    });
+  }
+
+  // A fetch in the background, unless one is in flight, the client is closed, or the last
+  // one failed less than refreshRetryMs ago (then one is scheduled for when that has passed).
+  _refreshSoon() {
+    if (this._closed || this._fetching || this._refreshTimer) return;
+    const wait = this._fetchFailedAt + this.refreshRetryMs - Date.now();
+    if (wait > 0) {
+      this._refreshTimer = setTimeout(() => {
+        this._refreshTimer = null;
+        this._refreshSoon();
+      }, wait);
+      this._refreshTimer.unref();
+      return;
+    }
+    this.refreshBundle().catch(() => {}); // counted (refusals) or retried later
+  }
+
+  // A call's deadline: with a bundle to fall back on, a little before the caller's, so the
+  // bundle's answer too comes within it.
+  _callDeadline(deadlineMs = this.deadlineMs) {
+    if (deadlineMs === Infinity || !this.source.bundle) return this._deadline(deadlineMs);
+    return this._deadline(Math.max(1, deadlineMs - Math.min(10, deadlineMs / 10)));
   }
 
   // The breaker is open: fail at once, sending nothing.
@@ -257,7 +497,36 @@ function refusedByServer(err) {
 function served(answer) {
   answer.retry_after_ms = durationMs(answer.retry_after);
   answer.local = false;
+  answer.bundle_digest = '';
   return answer;
+}
+
+// A deadline for a background call (a report, a fetch): the client's, or the default when it has none.
+function finite(deadlineMs) {
+  return deadlineMs === Infinity ? Math.max(DEFAULTS.deadline_ms, 5000) : deadlineMs;
+}
+
+// A google.protobuf.Timestamp of epoch milliseconds.
+function timestamp(ms) {
+  const seconds = Math.floor(ms / 1000);
+  return { seconds, nanos: Math.round((ms - seconds * 1000) * 1e6) };
+}
+
+// A bundle's answer as the wire's ClassifyResponse (what ReportDecisions takes).
+function answerWire(a) {
+  return {
+    error_class: a.error_class,
+    class_name: a.class_name,
+    action: { id: a.action.id, summary: a.action.summary, runbook_url: a.action.runbook_url },
+    effect: a.effect,
+    retryable: a.retryable,
+    rule_id: a.rule_id,
+    ruleset_version: a.ruleset_version,
+    ruleset_digest: a.ruleset_digest,
+    unknown_reason: a.unknown_reason,
+    retry_after: a.retry_after,
+    retry_after_source: a.retry_after_source,
+  };
 }
 
 function durationMs(d) {
