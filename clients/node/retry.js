@@ -109,8 +109,10 @@ const IMF = new RegExp(`^(?:${DAY_NAME},\\s*)?([0-9]{1,2}) ([A-Za-z]{3}) ([0-9]{
 const RFC850 = new RegExp(`^${DAY_NAME},\\s*([0-9]{1,2})-([A-Za-z]{3})-([0-9]{2}) ${HMS} (GMT|UTC|UT)$`, 'i');
 const ASCTIME = new RegExp(`^${DAY_NAME} ([A-Za-z]{3}) +([0-9]{1,2}) ${HMS} ([0-9]{4})$`, 'i');
 
-function dayName(name) {
-  return name === undefined || DAYS.includes(name.toLowerCase());
+// Before a comma any word is the day's name, as the service's reader drops it unread; asctime's
+// (no comma) must be one.
+function dayName(name, comma = true) {
+  return name === undefined || comma || DAYS.includes(name.toLowerCase());
 }
 
 function month(name) {
@@ -135,7 +137,7 @@ function httpDate(value) {
   m = ASCTIME.exec(t);
   if (m) {
     const mo = month(m[2]);
-    return dayName(m[1]) && mo ? instant(+m[7], mo, +m[3], +m[4], +m[5], +m[6], 0, 0) : null;
+    return dayName(m[1], false) && mo ? instant(+m[7], mo, +m[3], +m[4], +m[5], +m[6], 0, 0) : null;
   }
   return null;
 }
