@@ -141,6 +141,7 @@ class Client {
     this._fetching = null; // the GetBundle in flight
     this._fetchFailedAt = -Infinity;
     this._refreshTimer = null;
+    this._refusedServed = { ruleset: null, bundle: null }; // the digests of the last served bundle refused
     // Decisions made from the bundle, reported in batches (local-first, and fallback answers).
     this.reporter = bundled ? new Reporter({
       send: (decisions, ms) => this._report(decisions, ms),
@@ -214,7 +215,14 @@ class Client {
             return;
           }
           const sig = response.signatures && response.signatures.length ? response.signatures : null;
-          const bundle = this.source.offer(response.bundle, sig);
+          let bundle;
+          try {
+            bundle = this.source.offer(response.bundle, sig);
+          } catch (refused) {
+            // not fetched again for answers naming the same ruleset or bundle: it would be refused again
+            this._refusedServed = { ruleset: response.ruleset_digest, bundle: response.bundle_digest };
+            throw refused;
+          }
           resolve({ changed: true, bundleDigest: bundle.bundleDigest });
         } catch (error) {
           reject(error);
@@ -416,13 +424,14 @@ class Client {
 
   // An answer the service gave; a ruleset other than the bundle's asks for the serving bundle.
   _served(answer) {
-    if (this.fetchBundle && (!this.source.bundle || answer.ruleset_digest !== this.source.bundle.digest)) this._refreshSoon();
+    if (this.fetchBundle && (!this.source.bundle || answer.ruleset_digest !== this.source.bundle.digest)
+      && answer.ruleset_digest !== this._refusedServed.ruleset) this._refreshSoon();
     return served(answer);
   }
 
   // A report named the serving bundle: fetch it when it is not the one in use.
   _named(digest) {
-    if (this.fetchBundle && digest !== this.bundleDigest) this._refreshSoon();
+    if (this.fetchBundle && digest !== this.bundleDigest && digest !== this._refusedServed.bundle) this._refreshSoon();
   }
 
   _report(decisions, deadlineMs) {

@@ -146,7 +146,7 @@ test('a fetched bundle no trusted key signed is refused, counted, and the bundle
   const s = await server();
   const kinds = fs.readFileSync(path.join(SPEC, 'bundles', 'kinds.json'));
   const file = bundleFile('kinds-b.json', kinds, ['b']);
-  const client = new lib.Client(s.address, { bundleFile: file, trustedKeys: [PUB_B], deadlineMs: 5000 });
+  const client = new lib.Client(s.address, { bundleFile: file, trustedKeys: [PUB_B], deadlineMs: 5000, refreshRetryMs: 1 });
   try {
     const start = client.bundleDigest;
     assert.match(start, /^sha256:[0-9a-f]{64}$/);
@@ -157,6 +157,10 @@ test('a fetched bundle no trusted key signed is refused, counted, and the bundle
     assert.equal(client.bundleDigest, start, 'the bundle in use stays in use');
     assert.ok(client.refusals >= 1);
     assert.equal(client.lastRefusal.code, 'unknown_key');
+    const refusals = client.refusals;
+    for (let i = 0; i < 3; i++) assert.equal((await client.classify(DESCRIPTORS[0])).local, false);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(client.refusals, refusals, 'answers naming the refused ruleset fetch nothing more');
   } finally {
     await client.close();
   }
