@@ -16,7 +16,10 @@
 // keeps failing and probes it in the background. When the service cannot answer (down,
 // overloaded, past the deadline, the breaker open) the call rejects with an
 // UnclassifiedError that keeps the descriptors: classify them later (classifyBatch),
-// and never store Unknown for an outage (Unknown means no rule matched).
+// and never store Unknown for an outage (Unknown means no rule matched) -- unless the client
+// has a ruleset bundle (bundle.js; source.js: where it comes from and what it trusts): then
+// the bundle answers, marked local, as the service would have; in local-first mode it answers
+// first, and the decisions are reported to the service in batches (report.js).
 'use strict';
 
 const grpc = require('@grpc/grpc-js');
@@ -295,7 +298,12 @@ class Client {
     } catch (err) {
       return Promise.reject(err);
     }
-    const local = this._localFirst(valid);
+    let local;
+    try {
+      local = this._localFirst(valid);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (local) return Promise.resolve(local);
     const refused = this._refused(valid);
     if (refused) return this._fallback(refused, valid, (answers) => answers);
@@ -356,7 +364,12 @@ class Client {
     } catch (err) {
       return Promise.reject(err);
     }
-    const local = this._localFirst(descriptors);
+    let local;
+    try {
+      local = this._localFirst(descriptors);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (local) return Promise.resolve(pick(local));
     const refused = this._refused(descriptors);
     if (refused) return this._fallback(refused, descriptors, pick);
