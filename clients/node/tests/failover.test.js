@@ -135,7 +135,9 @@ test('the serving bundle is fetched at start and verified; its answers are the s
       [12500, 'http.response.header.anthropic-ratelimit-tokens-reset'],
       [60000, 'http.response.header.retry-after-ms (capped)'],
     ]);
-    assert.deepEqual(await client.refreshBundle(), { changed: false, bundleDigest: s.bundleDigest }, 'if_none_match: unchanged');
+    const fetching = client.refreshBundle();
+    assert.equal(client.refreshBundle(), fetching, 'one fetch in flight at most');
+    assert.deepEqual(await fetching, { changed: false, bundleDigest: s.bundleDigest }, 'if_none_match: unchanged');
     assert.equal(client.refusals, 0);
   } finally {
     await client.close();
@@ -336,6 +338,17 @@ test('a served answer naming another ruleset, or a report naming another bundle,
     } finally {
       await remote.close();
     }
+    const early = new lib.Client(fake.address, { mode: 'local_first', allowUnsigned: true, deadlineMs: 5000 });
+    try {
+      fake.bundle = null; // the service serves none: local-first without a bundle asks the service
+      const answer = await early.classify(DESCRIPTORS[0]);
+      assert.equal(answer.local, false);
+      assert.equal(answer.rule_id, 'test.rule');
+      assert.equal(early.reports.pending, 0);
+    } finally {
+      await early.close();
+    }
+    fake.bundle = { bundle: library, bundle_digest: libraryDigest, signed: false };
     const local = new lib.Client(fake.address, { ...options, mode: 'local_first', reportBatch: 1 });
     try {
       assert.ok(await eventually(() => local.bundleDigest === libraryDigest), 'the fetch at start swaps the served bundle in');
@@ -344,7 +357,7 @@ test('a served answer naming another ruleset, or a report naming another bundle,
       assert.ok(await eventually(() => local.bundleDigest === fake.bundle.bundle_digest), 'the report named another bundle');
       assert.equal(fake.reported.length >= 1, true);
       assert.equal(fake.reported[0].bundle_digest, libraryDigest);
-      assert.equal(fake.seen.Classify || 0, 1, 'local-first sends no Classify');
+      assert.equal(fake.seen.Classify, 2, 'the remote client\'s and the bundle-less local-first one\'s: local-first with a bundle sends no Classify');
     } finally {
       await local.close();
     }
