@@ -12,6 +12,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { after, test } = require('node:test');
+const { isDeepStrictEqual } = require('node:util');
 const lib = require('..');
 const { answeringServer, classifierServer, stoppedPort } = require('./servers');
 
@@ -125,6 +126,12 @@ test('the serving bundle is fetched at start and verified; its answers are the s
       assert.equal(local.bundle_digest, s.bundleDigest);
       assert.deepEqual(fields(local), fields(served), JSON.stringify(d));
     }
+    // and the library's cases, a thousand in one ClassifyBatch (those whose wait reads a clock left out)
+    const library = JSON.parse(fs.readFileSync(path.join(SPEC, 'vectors', 'bundle.library.json'), 'utf8')).vectors
+      .filter((v) => v.input.bundle === 'library' && !v.input.pad && !v.input.now).slice(0, 1000).map((v) => v.input.descriptor);
+    const batch = await client.classifyBatch(library);
+    const differ = library.filter((d, i) => !isDeepStrictEqual(fields(client.bundle.classify(lib.validateDescriptor(d))), fields(batch[i])));
+    assert.deepEqual(differ, [], `${differ.length} of ${library.length} differ`);
     const waits = [];
     for (const d of DESCRIPTORS.slice(0, 3)) {
       const a = await client.classify(d);
