@@ -81,7 +81,7 @@ schemas: $(STAMP)  ## regenerate classifier/schemas/ (JSON Schemas for editors) 
 	$(BIN)/python tools/gen_schemas.py
 	$(BIN)/python -m tools.spec
 
-node-test:  ## the Node client's own tests alone: every vector of clients/spec and the outage test (node --test; make test runs them through tests/clients/test_node_package.py)
+node-test: $(STAMP)  ## the Node client's own tests alone: every vector of clients/spec, the outage test, and the client that survives the service against a real `classifier serve` of the venv (node --test; make test runs them through tests/clients/test_node_package.py)
 	cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node --test tests/
 
 GO_DIRS := clients/go tests/conformance/go

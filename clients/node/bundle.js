@@ -30,6 +30,7 @@ const fs = require('node:fs');
 const { DescriptorError } = require('./descriptor');
 const { FACTS, cut, length, wellFormed } = require('./facts');
 const { enumName } = require('./proto');
+const { retryAfter, wireFields } = require('./retry');
 
 const FORMAT = 'errorclass-bundle';
 const FORMAT_VERSION = 1;
@@ -113,9 +114,14 @@ class Bundle {
   // descriptor is spelt as the builders (descriptorFromError, fit) and validateDescriptor
   // return it: the proto's field names, `origin` by name, statuses by number. One the
   // service would refuse (past a limit, no type) throws a DescriptorError, as the service
-  // gives no answer for it.
-  classify(descriptor) {
-    return this._evaluator.classify(descriptor);
+  // gives no answer for it. A retryable answer whose descriptor carries the provider's retry
+  // evidence also says how long to wait, as the service's does: `retry_after` (a Duration,
+  // {seconds, nanos}), `retry_after_ms` and `retry_after_source` (the attribute, ` (capped)`
+  // when the rule's cap cut it); `now` is the runtime's clock (a Date, epoch milliseconds, or
+  // a function giving one; Date.now by default), read only when a date in the evidence must
+  // become a wait and the provider's own `date` header does not read.
+  classify(descriptor, { now } = {}) {
+    return this._evaluator.classify(descriptor, now);
   }
 
   // How many rules it holds.
@@ -555,7 +561,7 @@ class Evaluator {
       ruleset_digest: bundle.digest,
       unknown_reason: enumName('UnknownReason', index(FACTS.unknown_reasons, reason, 'unknown reason')),
       explanation: null,
-      retry_after: null,
+      retry_after: null, // a wait is added per descriptor (Evaluator#classify)
       retry_after_ms: null,
       retry_after_source: '',
       local: true,
@@ -564,9 +570,12 @@ class Evaluator {
     this.noMatch = answer(doc.unknown.no_match, '', 'no_match');
     this.conflict = answer(doc.unknown.conflict, '', 'conflict');
     const patterns = new Patterns();
+    this.caps = new Map(); // a retryable rule's answer -> its retry_after cap, in seconds
     const rules = doc.rules.map((r) => {
       const split = splitOf(r.conditions);
       const a = answer(r.answer, String(r.id));
+      // the longest wait a retryable rule advises (present only on retryable answers)
+      if (a.retryable && typeof r.answer.retry_after_cap_seconds === 'number') this.caps.set(a, r.answer.retry_after_cap_seconds);
       return {
         id: String(r.id),
         order: r.order,
@@ -606,14 +615,24 @@ class Evaluator {
     }
   }
 
-  classify(data) {
+  classify(data, now) {
     const d = this.normaliser.descriptor(data);
     d.epoch = ++this.patterns.epoch;
     for (const { byType, untyped } of this.tiers) {
       const found = nearest(byType, untyped, d);
-      if (found.length) return this.decide(found);
+      if (found.length) return this.advised(this.decide(found), d, now);
     }
     return this.noMatch;
+  }
+
+  // The answer with the wait the descriptor's evidence asks for, when it is retryable and
+  // the evidence says one (a new answer: the shared one stays without); else the answer.
+  advised(answer, d, now) {
+    if (d.attributes === EMPTY) return answer;
+    const cap = this.caps.get(answer);
+    if (cap === undefined) return answer;
+    const wait = retryAfter(d.attributes, cap, now);
+    return wait === null ? answer : Object.freeze({ ...answer, ...wireFields(wait) });
   }
 
   // Among the matches at the nearest depth: the smallest (condition count, priority, layer)

@@ -3,7 +3,10 @@
 // calls it sees.
 'use strict';
 
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
 const net = require('node:net');
+const path = require('node:path');
 const lib = require('..');
 
 const { grpc } = lib;
@@ -30,7 +33,7 @@ const ANSWER = {
 // `seen` counts the calls by method and in all (`attempts`).
 async function answeringServer(mode) {
   const server = new grpc.Server();
-  const state = { mode, answer: ANSWER, metadata: undefined, seen: { attempts: 0 } };
+  const state = { mode, answer: ANSWER, metadata: undefined, seen: { attempts: 0 }, bundle: null, reported: [] };
   const service = lib.loadService().service;
   const handler = (name) => (call, callback) => {
     state.seen.attempts++;
@@ -51,6 +54,13 @@ async function answeringServer(mode) {
       callback(null, state.answer);
     } else if (name === 'ClassifyBatch') {
       callback(null, { responses: call.request.requests.map(() => state.answer) });
+    } else if (name === 'GetBundle') { // state.bundle: {bundle (bytes), bundle_digest}, or the service serves none
+      if (!state.bundle) callback({ code: grpc.status.FAILED_PRECONDITION, details: 'no bundle' });
+      else if (call.request.if_none_match === state.bundle.bundle_digest) callback(null, { unchanged: true, bundle_digest: state.bundle.bundle_digest });
+      else callback(null, state.bundle);
+    } else if (name === 'ReportDecisions') {
+      state.reported.push(...call.request.decisions);
+      callback(null, { accepted: call.request.decisions.length, bundle_digest: state.bundle ? state.bundle.bundle_digest : '' });
     } else {
       callback(null, { version: ANSWER.ruleset_version, digest: ANSWER.ruleset_digest });
     }
@@ -67,4 +77,57 @@ async function answeringServer(mode) {
   });
 }
 
-module.exports = { ANSWER, answeringServer, stoppedPort };
+// A real `classifier serve` (the repository's .venv, or ERRORCLASS_CLASSIFIER) on a free
+// loopback port, serving the bundled rules with their bundle signed by the TEST key a
+// (clients/spec/keys), its decision log in `decisionLog`. Resolves once it logs its start.
+function classifierServer({ decisionLog, args = [] } = {}) {
+  const root = path.join(__dirname, '..', '..', '..');
+  const exe = process.env.ERRORCLASS_CLASSIFIER || path.join(root, '.venv', 'bin', 'classifier');
+  if (!fs.existsSync(exe)) throw new Error(`${exe} not found: run \`make setup\` (or set ERRORCLASS_CLASSIFIER)`);
+  const child = spawn(exe, ['serve', '--addr', '127.0.0.1:0', '--no-watch', '--no-console',
+    '--bundle-key', path.join(root, 'clients', 'spec', 'keys', 'TEST-ONLY-a.key'), ...(decisionLog ? ['--decision-log', decisionLog] : []), ...args],
+  { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  let text = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`classifier serve did not start in 60 s: ${text.slice(-2000)}`));
+    }, 60000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`classifier serve exited (${code}): ${text.slice(-2000)}`));
+    });
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+      for (const line of text.split('\n')) {
+        let event;
+        try {
+          event = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        if (event.event !== 'start') continue;
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        child.stderr.removeAllListeners('data');
+        child.stderr.resume();
+        resolve({
+          address: event.address,
+          digest: event.digest,
+          bundleDigest: event.bundle_digest,
+          decisionLog,
+          kill: () => new Promise((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) done();
+            else {
+              child.on('exit', () => done());
+              child.kill('SIGKILL');
+            }
+          }),
+        });
+        return;
+      }
+    });
+  });
+}
+
+module.exports = { ANSWER, answeringServer, classifierServer, stoppedPort };

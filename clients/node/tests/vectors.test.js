@@ -13,6 +13,7 @@ const path = require('node:path');
 const { after, describe, test } = require('node:test');
 const lib = require('..');
 const { runOutage } = require('./outage');
+const retry = require('../retry');
 
 const SPEC = process.env.ERRORCLASS_SPEC_DIR || path.join(__dirname, '..', '..', 'spec');
 const FOLDER = path.join(SPEC, 'vectors');
@@ -45,7 +46,16 @@ function answerFields(answer) {
   if (a.retryable) out.retryable = true;
   if (a.rule) out.rule_id = a.rule;
   if (a.unknown_reason) out.unknown_reason = a.unknown_reason;
+  const wait = retry.waitOf(answer);
+  if (wait) out.retry_after = wait;
   return out;
+}
+
+// A vector's `now` (RFC 3339, read as the evaluator reads a reset) as epoch milliseconds.
+function epochMs(now) {
+  const t = retry.timestamp(now);
+  assert.ok(t, `now ${JSON.stringify(now)} is not RFC 3339`);
+  return t.s * 1000 + t.us / 1000;
 }
 
 // `pad.text` repeated `pad.count` times stands for @PAD@ in a body (a large input written small).
@@ -101,10 +111,14 @@ const KINDS = {
   },
   bundle({ input, want }, where) {
     const bundle = bundleNamed(input.bundle);
-    const answer = bundle.classify(expanded(input));
+    const answer = bundle.classify(expanded(input), input.now === undefined ? {} : { now: epochMs(input.now) });
     sameFields(answerFields(answer), want, where);
     assert.deepStrictEqual([answer.ruleset_version, answer.ruleset_digest], [bundle.version, bundle.digest], `${where}: the answer names another ruleset`);
     assert.deepStrictEqual([answer.local, answer.bundle_digest], [true, bundle.bundleDigest], `${where}: local, bundle_digest`);
+  },
+  retry_after({ input, want }, where) {
+    const got = lib.retryAfter(input.attributes, input.cap_seconds, epochMs(input.now));
+    sameFields({ retry_after: got && { seconds: got.seconds, source: got.source, capped: got.capped } }, { retry_after: null, ...want }, where);
   },
   bundle_verify({ input, want }, where) {
     const data = fs.readFileSync(path.join(BUNDLES, `${input.bundle}.json`));
