@@ -61,7 +61,7 @@ class BundleTest {
     }
 
     /** A signatures document by the TEST key {@code name} (its private key is committed for the vectors), as `classifier bundle sign` writes it. */
-    private static String sign(byte[] bundle, String... names) throws Exception {
+    static String sign(byte[] bundle, String... names) throws Exception {
         StringBuilder entries = new StringBuilder();
         for (String name : names) {
             String pem = Files.readString(Spec.dir().resolve("keys").resolve(name + ".key"), StandardCharsets.US_ASCII);
