@@ -67,9 +67,18 @@ final class LiveServer {
     private static LiveServer start() throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("errorclass-java-live");
         Path log = dir.resolve("decisions.jsonl");
+        return start(dir, log, List.of("--bundle-key", key("TEST-ONLY-a.key").toString(), "--decision-log", log.toString()));
+    }
+
+    /** A server of its own (the caller stops it): the repository's rules, nothing else (the benchmark's). */
+    static LiveServer plain() throws IOException, InterruptedException {
+        return start(Files.createTempDirectory("errorclass-java-live"), null, List.of());
+    }
+
+    private static LiveServer start(Path dir, Path log, List<String> flags) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(classifier().toString(), "serve", "--rules", root().resolve("rules").toString(),
-                "--addr", "127.0.0.1:0", "--no-watch", "--bundle-key", key("TEST-ONLY-a.key").toString(),
-                "--decision-log", log.toString()));
+                "--addr", "127.0.0.1:0", "--no-watch"));
+        command.addAll(flags);
         Process p = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         BlockingQueue<String> started = new ArrayBlockingQueue<>(1);
         StringBuilder said = new StringBuilder();
@@ -107,7 +116,7 @@ final class LiveServer {
     /** The decision log's lines so far. */
     List<JsonObject> decisions() throws IOException {
         List<JsonObject> out = new ArrayList<>();
-        if (Files.exists(decisionLog)) {
+        if (decisionLog != null && Files.exists(decisionLog)) {
             for (String line : Files.readAllLines(decisionLog, StandardCharsets.UTF_8)) {
                 if (!line.isBlank()) {
                     out.add(JsonParser.parseString(line).getAsJsonObject());
