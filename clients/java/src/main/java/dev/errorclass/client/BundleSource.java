@@ -3,6 +3,8 @@ package dev.errorclass.client;
 import dev.errorclass.v1.ErrorClassifierGrpc;
 import dev.errorclass.v1.GetBundleRequest;
 import dev.errorclass.v1.GetBundleResponse;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -167,7 +169,15 @@ final class BundleSource {
      * serves no bundle: FAILED_PRECONDITION), and the BundleException of a refused bundle (recorded).
      */
     boolean fetchNow() {
-        fetching.lock();
+        try {
+            if (!fetching.tryLock(deadlineNanos.getAsLong(), TimeUnit.NANOSECONDS)) {
+                throw new StatusRuntimeException(Status.DEADLINE_EXCEEDED.withDescription(
+                        "GetBundle: the fetch in flight did not end within the deadline"));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StatusRuntimeException(Status.CANCELLED.withDescription("GetBundle: interrupted"));
+        }
         try {
             return fetchLocked();
         } finally {

@@ -57,6 +57,13 @@ import java.util.function.Supplier;
  *       descriptor, never Unknown; nothing is thrown.
  *   <li><b>A refused descriptor</b>: INVALID_ARGUMENT raises {@link InvalidDescriptorException}
  *       with the server's field violations (its google.rpc.BadRequest detail).
+ *   <li><b>A bundle</b> ({@link Options#withTrustedKeyFiles}, {@link Options#withBundleFile}): the
+ *       serving ruleset in process, verified with the trusted keys (a refused one is recorded and
+ *       the one in use stays), fetched at start and whenever the service names another ({@code
+ *       BundleSource}); it answers when the service cannot, marked {@link
+ *       Classification.Classified#local() local}, or every call in {@link Mode#LOCAL_FIRST},
+ *       whose decisions are reported to the service in batches ({@code DecisionReporter}). Its
+ *       work runs on one daemon thread of the client's.
  * </ul>
  */
 public final class ClassifierClient implements AutoCloseable {
