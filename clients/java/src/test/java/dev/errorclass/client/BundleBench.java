@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * serve} with the Classify call (the one $ERRORCLASS_BENCH_ADDR names, else one started here from
  * the repository's .venv and stopped after), each call timed alone. The last line is the summary
  * every client's benchmark prints: {@code bench java: in-process p50 X us p99 Y us; grpc p50 A us
- * p99 B us (N descriptors, R rounds ...)}.
+ * p99 B us (N descriptors, R rounds)}, R the in-process rounds (the gRPC rounds are on the line
+ * before).
  * {@code java -cp ... dev.errorclass.client.BundleBench [passes [grpc-rounds]]}.
  */
 public final class BundleBench {
@@ -75,8 +76,12 @@ public final class BundleBench {
         System.out.printf(Locale.ROOT, "java bundle evaluator: per descriptor, best of %d passes (the machine's noise left out)  p50 %.2f us  p99 %.2f us  max %.2f us (checksum %d)%n",
                 passes, at(best, 0.50), at(best, 0.99), best[best.length - 1] / 1e3, sink);
         long[] calls = grpc(descriptors, grpcRounds);
-        System.out.printf(Locale.ROOT, "bench java: in-process p50 %.2f us p99 %.2f us; grpc p50 %.0f us p99 %.0f us (%d descriptors, %d rounds in process, %d over gRPC)%n",
-                at(samples, 0.50), at(samples, 0.99), at(calls, 0.50), at(calls, 0.99), descriptors.size(), passes, grpcRounds);
+        System.out.printf(Locale.ROOT, "java gRPC Classify (loopback, one call at a time): %d calls (%d rounds), p50 %.2f us  p99 %.2f us  max %.2f us%n",
+                calls.length, grpcRounds, at(calls, 0.50), at(calls, 0.99), calls[calls.length - 1] / 1e3);
+        System.out.printf(Locale.ROOT, "java %s, %d processors, load average %s%n", System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors(), loadAverage());
+        System.out.printf(Locale.ROOT, "bench java: in-process p50 %.2f us p99 %.2f us; grpc p50 %.2f us p99 %.2f us (%d descriptors, %d rounds)%n",
+                at(samples, 0.50), at(samples, 0.99), at(calls, 0.50), at(calls, 0.99), descriptors.size(), passes);
     }
 
     /** Every descriptor's Classify call to a real server, {@code rounds} times after a warm-up, each timed alone (sorted nanoseconds). */
@@ -109,6 +114,14 @@ public final class BundleBench {
             if (started != null) {
                 started.stop();
             }
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).strip();
+        } catch (java.io.IOException e) {
+            return "unknown";
         }
     }
 

@@ -315,6 +315,45 @@ class BundleClientTest {
         }
     }
 
+    /**
+     * GetBundle answered UNAVAILABLE once, then the real served bundle: the client's own retry,
+     * no sooner than its backoff. (A grpc-java server in front of nothing: the real server cannot
+     * be made to fail one call.)
+     */
+    @Test
+    void aFailedFetchIsRetriedAfterItsBackoff() throws Exception {
+        List<Long> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+        io.grpc.Server flaky = Outage.serve(new io.grpc.ServerInterceptor() {
+            @Override
+            public <Q, R> io.grpc.ServerCall.Listener<Q> interceptCall(io.grpc.ServerCall<Q, R> call, io.grpc.Metadata headers,
+                    io.grpc.ServerCallHandler<Q, R> next) {
+                if (call.getMethodDescriptor().getBareMethodName().equals("GetBundle") && calls.size() == 0) {
+                    calls.add(System.nanoTime());
+                    call.close(io.grpc.Status.UNAVAILABLE.withDescription("not yet"), new io.grpc.Metadata());
+                    return new io.grpc.ServerCall.Listener<>() {};
+                }
+                return next.startCall(call, headers);
+            }
+        }, new ErrorClassifierGrpc.ErrorClassifierImplBase() {
+            @Override
+            public void getBundle(GetBundleRequest request, io.grpc.stub.StreamObserver<GetBundleResponse> out) {
+                calls.add(System.nanoTime());
+                out.onNext(served);
+                out.onCompleted();
+            }
+        });
+        try (ClassifierClient client = ClassifierClient.connect("127.0.0.1:" + flaky.getPort(),
+                trusting("TEST-ONLY-a").withAttempts(1))) {
+            eventually("the bundle fetched on the second try",
+                    () -> client.bundle().map(b -> b.bundleDigest().equals(served.getBundleDigest())).orElse(false));
+            assertEquals(2, calls.size());
+            long waited = TimeUnit.NANOSECONDS.toMillis(calls.get(1) - calls.get(0));
+            assertTrue(waited >= TimeUnit.NANOSECONDS.toMillis(BundleSource.FIRST_BACKOFF), "retried after " + waited + " ms");
+        } finally {
+            Outage.stop(flaky);
+        }
+    }
+
     @Test
     void localFirstWithoutABundleCallsTheService() throws Exception {
         ClassifierClient.Options options = ClassifierClient.Options.DEFAULTS.withMode(ClassifierClient.Mode.LOCAL_FIRST)
