@@ -9,7 +9,6 @@ import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
-import java.time.temporal.ChronoField;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
@@ -194,63 +193,89 @@ public record RetryAfter(Duration delay, String source, boolean capped) {
 
     // ---- HTTP dates (RFC 9110, 5.6.7) ----
 
-    /** A leading day name, which the three forms spell differently and which says nothing the date does not. */
+    /** A leading day name, which the forms spell differently and which says nothing the date does not. */
     private static final Pattern DAY_NAME = Pattern.compile("^[A-Za-z]+,?[ \\t]+");
-    /** RFC 850's {@code 01-Jan-26 00:00:45 GMT}, its two-digit year in 1969-2068 (as Python's email.utils reads it). */
-    private static final DateTimeFormatter RFC_850 = new DateTimeFormatterBuilder()
-            .parseCaseInsensitive()
-            .appendValue(ChronoField.DAY_OF_MONTH, 1, 2, java.time.format.SignStyle.NOT_NEGATIVE)
-            .appendLiteral('-')
-            .appendPattern("MMM")
-            .appendLiteral('-')
-            .appendValueReduced(ChronoField.YEAR, 2, 2, 1969)
-            .appendLiteral(' ')
-            .appendPattern("HH:mm:ss")
-            .appendLiteral(" GMT")
-            .toFormatter(Locale.ROOT);
-    /** asctime's {@code Jan  1 00:00:50 2026}: no zone, which for an HTTP date is GMT. */
-    private static final DateTimeFormatter ASCTIME = new DateTimeFormatterBuilder()
-            .parseCaseInsensitive()
-            .appendPattern("MMM")
-            .appendLiteral(' ')
-            .padNext(2)
-            .appendValue(ChronoField.DAY_OF_MONTH, 1, 2, java.time.format.SignStyle.NOT_NEGATIVE)
-            .appendLiteral(' ')
-            .appendPattern("HH:mm:ss")
-            .appendLiteral(' ')
-            .appendValue(ChronoField.YEAR, 4)
-            .toFormatter(Locale.ROOT);
+    private static final String ZONE = "(?:[ \\t]+([A-Za-z]{1,3}|[+-][0-9]{4}))?";
+    private static final String TIME = "([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?";
+    /** IMF-fixdate's {@code 01 Jan 2026 00:00:30 GMT} and RFC 850's {@code 01-Jan-26 00:00:45 GMT}. */
+    private static final Pattern DAY_FIRST = Pattern.compile(
+            "([0-9]{1,2})[ -]([A-Za-z]{3})[ -]([0-9]{4}|[0-9]{2})[ \\t]+" + TIME + ZONE);
+    /** asctime's {@code Jan  1 00:00:50 2026}. */
+    private static final Pattern MONTH_FIRST = Pattern.compile(
+            "([A-Za-z]{3})[ \\t]+([0-9]{1,2})[ \\t]+" + TIME + "[ \\t]+([0-9]{4})" + ZONE);
+    private static final List<String> MONTHS =
+            List.of("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec");
+    /** The zone names Python's email.utils knows (RFC 822's), in hours from GMT. */
+    private static final Map<String, Integer> ZONES = Map.ofEntries(Map.entry("ut", 0), Map.entry("utc", 0), Map.entry("gmt", 0),
+            Map.entry("z", 0), Map.entry("ast", -4), Map.entry("adt", -3), Map.entry("est", -5), Map.entry("edt", -4),
+            Map.entry("cst", -6), Map.entry("cdt", -5), Map.entry("mst", -7), Map.entry("mdt", -6), Map.entry("pst", -8),
+            Map.entry("pdt", -7));
 
     /**
-     * An HTTP date in any of RFC 9110's forms: IMF-fixdate ({@code Thu, 01 Jan 2026 00:00:30
-     * GMT}, read with java.time's RFC 1123 formatter, which also takes a numeric zone), RFC 850's
-     * and asctime's; null for anything else. The day name is not checked against the date
-     * (Python's email.utils, the service's reader, ignores it too).
+     * An HTTP date in any of RFC 9110's forms, IMF-fixdate ({@code Thu, 01 Jan 2026 00:00:30
+     * GMT}), RFC 850's ({@code Thursday, 01-Jan-26 00:00:45 GMT}) and asctime's ({@code Thu Jan
+     * 1 00:00:50 2026}); null for anything else. Read as the service's reader (Python's
+     * email.utils) reads them: the day name not checked, a two-digit year in 1969-2068, seconds
+     * optional, a date without a zone in GMT, a numeric zone or an RFC 822 zone name honoured.
+     * (java.time's RFC 1123 formatter reads only the first form, and checks the day name.)
      */
     static Instant httpDate(String value) {
         String text = DAY_NAME.matcher(Text.strip(value)).replaceFirst("");
-        try {
-            return OffsetDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-        } catch (DateTimeException e) {
-            // not IMF-fixdate
+        java.util.regex.Matcher m = DAY_FIRST.matcher(text);
+        int day;
+        String month;
+        int year;
+        int time;
+        String zone;
+        if (m.matches()) {
+            day = Integer.parseInt(m.group(1));
+            month = m.group(2);
+            year = Integer.parseInt(m.group(3));
+            if (m.group(3).length() == 2) {
+                year += year > 68 ? 1900 : 2000;
+            }
+            time = 4;
+            zone = m.group(7);
+        } else {
+            m = MONTH_FIRST.matcher(text);
+            if (!m.matches()) {
+                return null;
+            }
+            month = m.group(1);
+            day = Integer.parseInt(m.group(2));
+            year = Integer.parseInt(m.group(6));
+            time = 3;
+            zone = m.group(7);
         }
-        try {
-            return LocalDateTime.parse(text, RFC_850).toInstant(ZoneOffset.UTC);
-        } catch (DateTimeException e) {
-            // not RFC 850
+        int monthNumber = MONTHS.indexOf(month.toLowerCase(Locale.ROOT)) + 1;
+        int offsetSeconds;
+        if (zone == null) {
+            offsetSeconds = 0;
+        } else if (zone.startsWith("+") || zone.startsWith("-")) {
+            int hhmm = Integer.parseInt(zone.substring(1));
+            offsetSeconds = (zone.startsWith("-") ? -1 : 1) * ((hhmm / 100) * 3600 + (hhmm % 100) * 60);
+        } else {
+            Integer hours = ZONES.get(zone.toLowerCase(Locale.ROOT));
+            offsetSeconds = hours == null ? 0 : hours * 3600; // an unknown name is GMT, as Python takes it
         }
-        try {
-            return LocalDateTime.parse(text, ASCTIME).toInstant(ZoneOffset.UTC);
-        } catch (DateTimeException e) {
+        if (monthNumber == 0) {
             return null;
+        }
+        try {
+            LocalDateTime when = LocalDateTime.of(year, monthNumber, day, Integer.parseInt(m.group(time)),
+                    Integer.parseInt(m.group(time + 1)), m.group(time + 2) == null ? 0 : Integer.parseInt(m.group(time + 2)));
+            return when.toInstant(ZoneOffset.ofTotalSeconds(offsetSeconds));
+        } catch (DateTimeException e) {
+            return null; // 32 January, 24:00, an offset past 18 hours
         }
     }
 
-    /** RFC 3339 with its offset, seconds and a fraction optional, {@code T} in either case. */
+    /** RFC 3339 with its offset ({@code +01:00}, {@code +0100}, {@code Z}), seconds and a fraction optional, {@code T} in either case. */
     private static final DateTimeFormatter RFC_3339 = new DateTimeFormatterBuilder()
             .parseCaseInsensitive()
             .append(DateTimeFormatter.ISO_LOCAL_DATE_TIME)
-            .appendOffset("+HH:MM:ss", "Z")
+            .optionalStart().appendOffset("+HH:MM:ss", "Z").optionalEnd()
+            .optionalStart().appendOffset("+HHMM", "Z").optionalEnd()
             .toFormatter(Locale.ROOT);
 
     /**
