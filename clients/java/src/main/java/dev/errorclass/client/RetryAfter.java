@@ -193,8 +193,12 @@ public record RetryAfter(Duration delay, String source, boolean capped) {
 
     // ---- HTTP dates (RFC 9110, 5.6.7) ----
 
-    /** A leading day name, which the forms spell differently and which says nothing the date does not. */
-    private static final Pattern DAY_NAME = Pattern.compile("^[A-Za-z]+,?[ \\t]+");
+    /**
+     * A leading day name, which the forms spell differently and which says nothing the date does
+     * not: a word with a comma, or a day's three letters (as email.utils drops it).
+     */
+    private static final Pattern DAY_NAME =
+            Pattern.compile("^(?:[A-Za-z]+,|(?i:mon|tue|wed|thu|fri|sat|sun))[ \\t]+");
     private static final String ZONE = "(?:[ \\t]+([A-Za-z]{1,3}|[+-][0-9]{4}))?";
     private static final String TIME = "([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?";
     /** IMF-fixdate's {@code 01 Jan 2026 00:00:30 GMT} and RFC 850's {@code 01-Jan-26 00:00:45 GMT}. */

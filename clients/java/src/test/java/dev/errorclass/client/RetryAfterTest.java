@@ -32,6 +32,8 @@ class RetryAfterTest {
             {"Thu, 01 Jan 2026 24:00:00 GMT", null},
             {"Thu, 32 Jan 2026 00:00:00 GMT", null},
             {"Thu, 01 Foo 2026 00:00:00 GMT", null},
+            {"Jan 1 00:00:50 2026", 1767225650L},
+            {"Thursday 01 Jan 2026 00:00:30 GMT", null},
             {"soon", null},
             {"", null},
     };
