@@ -186,6 +186,14 @@ final class BundleSource {
     }
 
     private boolean fetchLocked() {
+        try {
+            return fetchOnce();
+        } finally {
+            attempts.incrementAndGet();
+        }
+    }
+
+    private boolean fetchOnce() {
         Bundle have = current;
         GetBundleResponse r = stub.withDeadlineAfter(deadlineNanos.getAsLong(), TimeUnit.NANOSECONDS)
                 .getBundle(GetBundleRequest.newBuilder().setIfNoneMatch(have == null ? "" : have.bundleDigest()).build());
@@ -269,7 +277,6 @@ final class BundleSource {
             failed();
             retry = true;
         } finally {
-            attempts.incrementAndGet();
             fetching.unlock();
         }
         if (retry) {
