@@ -93,10 +93,11 @@ go-test: $(STAMP)  ## the Go module and the Go conformance worker: gofmt -l (emp
 	cd clients/go && GOFLAGS=-mod=readonly go vet ./... && GOFLAGS=-mod=readonly go test -count=1 ./...
 	cd tests/conformance/go && GOFLAGS=-mod=readonly go vet ./...
 
-java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests, every vector of clients/spec, under Surefire) into ~/.m2; skipped without java and mvn
+JAVA_CP := $(CURDIR)/clients/java/target/test.classpath
+java-client: $(STAMP)  ## build clients/java (stubs from proto/, its JUnit tests, every vector of clients/spec, under Surefire; tests against a real classifier serve) into ~/.m2, and write target/test.classpath (the failover driver's); skipped without java and mvn
 	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
 	  mkdir -p clients/java/target; \
-	  mvn -B -ntp -Dstyle.color=never -f clients/java/pom.xml install > clients/java/target/build.log 2>&1; status=$$?; \
+	  mvn -B -ntp -Dstyle.color=never -f clients/java/pom.xml dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(JAVA_CP) install > clients/java/target/build.log 2>&1; status=$$?; \
 	  grep -E "Tests run:|BUILD|ERROR|FAIL|^vectors:|^outage " clients/java/target/build.log; exit $$status; \
 	else echo "java-client: java or mvn is not on PATH; the Java client and its conformance pairs are skipped"; fi
 
@@ -116,8 +117,7 @@ bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ and the clients' in
 	if command -v node >/dev/null && command -v npm >/dev/null; then cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node bench/bundle.js; fi
 	$(MAKE) --no-print-directory java-bench
 
-JAVA_CP := $(CURDIR)/clients/java/target/test.classpath
-java-bench:  ## the Java bundle evaluator in process on the bundled library (p50, p99 per evaluation; a few seconds after the build)
+java-bench: $(STAMP)  ## the Java bundle evaluator in process on the bundled library beside the gRPC Classify call to a real classifier serve (started here, or the one ERRORCLASS_BENCH_ADDR names): p50, p99 per evaluation; a few seconds after the build
 	@if command -v java >/dev/null && command -v mvn >/dev/null; then \
 	  mvn -q -B -ntp -f clients/java/pom.xml test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(JAVA_CP) && \
 	  java -cp clients/java/target/classes:clients/java/target/test-classes:$$(cat $(JAVA_CP)) -Derrorclass.spec.dir=clients/spec dev.errorclass.client.BundleBench; \

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PublicKey;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -134,16 +135,26 @@ public final class Bundle {
 
     /**
      * The service's answer for {@code descriptor}, from this bundle: class, action, effect,
-     * retryable, the deciding rule (empty for an Unknown), the ruleset's version and digest, and
-     * why an Unknown is one; marked {@link Classification.Classified#local() local} with this
-     * bundle's {@link #bundleDigest()}. It carries no {@code retry_after}: the service computes
-     * that from the evidence, a bundle does not. A descriptor the service would refuse (past a
-     * limit, an empty type name, a status out of range) raises {@link
-     * InvalidDescriptorException}, as a call would; the builders of {@link Descriptors} never
-     * make one.
+     * retryable, the deciding rule (empty for an Unknown), the ruleset's version and digest, why
+     * an Unknown is one, and for a retryable answer whose descriptor carries the provider's retry
+     * evidence the wait it advises ({@link Classification.Classified#retryAfter()}, read as the
+     * service reads it: {@link RetryAfter}, capped by the rule's cap); marked {@link
+     * Classification.Classified#local() local} with this bundle's {@link #bundleDigest()}. A
+     * descriptor the service would refuse (past a limit, an empty type name, a status out of
+     * range) raises {@link InvalidDescriptorException}, as a call would; the builders of {@link
+     * Descriptors} never make one.
      */
     public Classification.Classified classify(ExceptionDescriptor descriptor) {
-        return new Classification.Classified(descriptor, evaluator.classify(descriptor), bundleDigest);
+        return classify(descriptor, Clock.systemUTC());
+    }
+
+    /**
+     * As {@link #classify(ExceptionDescriptor)}, with the runtime's clock given: it is read only
+     * when an HTTP date or a reset timestamp must become a wait and the provider sent no readable
+     * {@code date} header of its own.
+     */
+    public Classification.Classified classify(ExceptionDescriptor descriptor, Clock clock) {
+        return new Classification.Classified(descriptor, evaluator.classify(descriptor, clock), bundleDigest);
     }
 
     /** The ruleset's name. */

@@ -11,6 +11,8 @@ import dev.errorclass.v1.ClassifyResponse;
 import dev.errorclass.v1.ExceptionDescriptor;
 import dev.errorclass.v1.RunEffect;
 import dev.errorclass.v1.UnknownReason;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HashMap;
@@ -18,6 +20,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -93,17 +96,39 @@ final class BundleEvaluator {
         this.tiers = built.toArray(new Tier[0]);
     }
 
-    /** The answer for {@code descriptor}, as the service gives it; InvalidDescriptorException for one it refuses. */
-    ClassifyResponse classify(ExceptionDescriptor descriptor) {
+    /**
+     * The answer for {@code descriptor}, as the service gives it, with the wait its retry
+     * evidence asks for when the answer is retryable ({@code clock}: the runtime's, read only
+     * when a date must become a wait); InvalidDescriptorException for one it refuses.
+     */
+    ClassifyResponse classify(ExceptionDescriptor descriptor, Clock clock) {
         Subject d = normaliser.descriptor(descriptor);
         List<Rule> found = new ArrayList<>(4);
         for (Tier tier : tiers) {
             nearest(tier, d, found);
             if (!found.isEmpty()) {
-                return decide(found);
+                Rule rule = decide(found);
+                if (rule == null) {
+                    return conflict;
+                }
+                // The hot path: a descriptor without attributes carries no retry evidence.
+                return rule.cap == null || descriptor.getAttributesCount() == 0 ? rule.answer : advised(rule, descriptor, clock);
             }
         }
         return noMatch;
+    }
+
+    /** A retryable rule's answer with the wait the evidence asks for (a fresh message: the wait is the descriptor's). */
+    private static ClassifyResponse advised(Rule rule, ExceptionDescriptor descriptor, Clock clock) {
+        Optional<RetryAfter> wait = RetryAfter.read(descriptor.getAttributesMap(), rule.cap, clock);
+        if (wait.isEmpty()) {
+            return rule.answer;
+        }
+        Duration w = wait.get().delay();
+        return rule.answer.toBuilder()
+                .setRetryAfter(com.google.protobuf.Duration.newBuilder().setSeconds(w.getSeconds()).setNanos(w.getNano()))
+                .setRetryAfterSource(wait.get().labelledSource())
+                .build();
     }
 
     /**
@@ -128,9 +153,9 @@ final class BundleEvaluator {
     /**
      * The best of rules tied on the tier and type depth: more conditions, then higher priority,
      * then the lower layer; still tied, the first in order answers when all agree on class and
-     * effect, else the answer is Unknown {@code conflict}.
+     * effect, else none does (null: the answer is Unknown {@code conflict}).
      */
-    private ClassifyResponse decide(List<Rule> found) {
+    private static Rule decide(List<Rule> found) {
         Rule first = null;
         for (Rule r : found) {
             if (first == null || r.compareRank(first) < 0 || r.compareRank(first) == 0 && r.order < first.order) {
@@ -139,10 +164,10 @@ final class BundleEvaluator {
         }
         for (Rule r : found) {
             if (r.compareRank(first) == 0 && (r.answerClass != first.answerClass || !r.answerEffect.equals(first.answerEffect))) {
-                return conflict;
+                return null;
             }
         }
-        return first.answer;
+        return first;
     }
 
     // ---- the bundle's rules ----
@@ -162,7 +187,7 @@ final class BundleEvaluator {
             boolean fallback = member(r, "fallback").getAsBoolean();
             return new Rule(id, member(r, "order").getAsInt(), (decisive ? 0 : 2) + (fallback ? 1 : 0),
                     member(r, "condition_count").getAsInt(), member(r, "priority").getAsInt(), member(r, "layer").getAsInt(),
-                    tests, names, split(conditions), answer(answer, id, UnknownReason.UNKNOWN_REASON_UNSPECIFIED));
+                    tests, names, split(conditions), answer(answer, id, UnknownReason.UNKNOWN_REASON_UNSPECIFIED), cap(answer));
         } catch (BundleException e) {
             throw new BundleException(e.code(), "rule " + id + ": " + e.getMessage().substring(e.code().length() + 2));
         } catch (RuntimeException e) {
@@ -340,6 +365,22 @@ final class BundleEvaluator {
                 .build();
     }
 
+    /**
+     * A retryable answer's cap on an advised wait ({@code retry_after_cap_seconds}, present only
+     * on retryable answers); null for an answer that never advises one.
+     */
+    private static Duration cap(JsonObject answer) {
+        JsonElement cap = answer.get("retry_after_cap_seconds");
+        if (cap == null || cap.isJsonNull()) {
+            return null;
+        }
+        double seconds = cap.getAsDouble();
+        if (!(seconds >= 0) || Double.isInfinite(seconds)) {
+            throw new BundleException("invalid_bundle", "retry_after_cap_seconds " + cap + " is no number of seconds");
+        }
+        return Durations.ofSeconds(seconds);
+    }
+
     static JsonElement member(JsonObject o, String name) {
         JsonElement v = o.get(name);
         if (v == null || v.isJsonNull()) {
@@ -400,9 +441,11 @@ final class BundleEvaluator {
         final ClassifyResponse answer;
         final int answerClass;
         final RunEffect answerEffect;
+        /** The cap on an advised wait; null when the answer is not retryable. */
+        final Duration cap;
 
         Rule(String id, int order, int tier, int conditionCount, int priority, int layer, Test[] tests, String[] names,
-                Split split, ClassifyResponse answer) {
+                Split split, ClassifyResponse answer, Duration cap) {
             this.id = id;
             this.order = order;
             this.tier = tier;
@@ -415,6 +458,7 @@ final class BundleEvaluator {
             this.answer = answer;
             this.answerClass = answer.getErrorClassValue();
             this.answerEffect = answer.getEffect();
+            this.cap = answer.getRetryable() ? cap : null;
         }
 
         /** The keys after type depth: more conditions first, then higher priority, then the lower layer. */

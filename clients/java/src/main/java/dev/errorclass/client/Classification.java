@@ -94,7 +94,8 @@ public sealed interface Classification permits Classification.Classified, Classi
          * How long to wait before a retry, when the answer is retryable and the provider said
          * (its {@code retry-after} or rate-limit reset headers, Google's RetryInfo: the
          * descriptor's evidence attributes), capped by the ruleset; empty when the provider did
-         * not say or a retry cannot help. A local answer has none: the service computes it.
+         * not say or a retry cannot help. A local answer reads it as the service does ({@link
+         * RetryAfter}).
          */
         public Optional<Duration> retryAfter() {
             if (!response.hasRetryAfter()) {
@@ -111,6 +112,12 @@ public sealed interface Classification permits Classification.Classified, Classi
          */
         public String retryAfterSource() {
             return response.getRetryAfterSource();
+        }
+
+        /** {@link #retryAfter()} with its source and whether the cap cut it; empty when there is no wait. */
+        public Optional<RetryAfter> retryAdvice() {
+            return retryAfter().filter(w -> !response.getRetryAfterSource().isEmpty())
+                    .map(w -> RetryAfter.fromLabelled(w, response.getRetryAfterSource()));
         }
     }
 

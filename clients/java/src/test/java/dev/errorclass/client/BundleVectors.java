@@ -14,6 +14,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -75,13 +81,56 @@ final class BundleVectors {
         if (reason != 0) {
             out.addProperty("unknown_reason", Facts.UNKNOWN_REASON_NAMES.get(reason));
         }
+        a.retryAdvice().ifPresent(r -> out.add("retry_after", advice(r)));
         return out;
+    }
+
+    /** A wait in the vectors' spelling: {@code seconds} (whole microseconds, as a double), {@code source}, {@code capped}. */
+    static JsonObject advice(RetryAfter r) {
+        JsonObject out = new JsonObject();
+        out.addProperty("seconds", Durations.seconds(r.delay()));
+        out.addProperty("source", r.source());
+        out.addProperty("capped", r.capped());
+        return out;
+    }
+
+    /** A vector's {@code now} (RFC 3339) as a fixed clock; without one, a clock that fails when read (nothing should need it). */
+    static Clock clock(JsonObject input) {
+        if (input.has("now")) {
+            return Clock.fixed(OffsetDateTime.parse(input.get("now").getAsString()).toInstant(), ZoneOffset.UTC);
+        }
+        return new Clock() {
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                throw new AssertionError("the clock was read for a vector without 'now'");
+            }
+        };
+    }
+
+    /** The {@code retry_after} vectors: the wait {@link RetryAfter#read} advises. */
+    static void retryAfter(JsonObject input, JsonObject want) {
+        Map<String, String> attributes = new java.util.TreeMap<>();
+        input.getAsJsonObject("attributes").entrySet().forEach(e -> attributes.put(e.getKey(), e.getValue().getAsString()));
+        Duration cap = Durations.ofSeconds(input.get("cap_seconds").getAsDouble());
+        JsonObject got = new JsonObject();
+        RetryAfter.read(attributes, cap, clock(input)).ifPresent(r -> got.add("retry_after", advice(r)));
+        VectorsTest.same(got, want);
     }
 
     static void classify(JsonObject input, JsonObject want) {
         Bundle bundle = bundle(input.get("bundle").getAsString());
         ExceptionDescriptor d = descriptor(input);
-        Classification.Classified answer = bundle.classify(d);
+        Classification.Classified answer = bundle.classify(d, clock(input));
         VectorsTest.same(fields(answer), want);
         assertEquals(bundle.version(), answer.rulesetVersion(), "ruleset.version");
         assertEquals(bundle.digest(), answer.rulesetDigest(), "ruleset.digest");

@@ -34,7 +34,7 @@ class VectorsTest {
     private static final Map<String, Integer> RAN = new ConcurrentHashMap<>();
     private static final Set<String> KINDS =
             Set.of("error_body", "stream_error", "finish_reason", "response", "runtime_facts", "validate", "fit", "breaker", "outage",
-                    "bundle", "bundle_verify");
+                    "bundle", "bundle_verify", "retry_after");
 
     @TestFactory
     List<DynamicNode> vectors() throws Exception {
@@ -78,6 +78,7 @@ class VectorsTest {
             case "stream_error" -> evidence(ErrorBodies.readStream(Spec.text(input, "event"), Spec.text(input, "data")), want);
             case "bundle" -> BundleVectors.classify(input, want);
             case "bundle_verify" -> BundleVectors.verify(input, want);
+            case "retry_after" -> BundleVectors.retryAfter(input, want);
             case "finish_reason" -> builder(Descriptors.fromFinishReason(Spec.text(input, "reason"), Spec.text(input, "provider"),
                     input.get("prompt_blocked").getAsBoolean(), Spec.text(input, "model")), want);
             case "response" -> builder(Descriptors.fromResponse(input.get("response").toString(), Spec.text(input, "provider")), want);
