@@ -9,9 +9,12 @@ answers.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from errorclass_client.retry_after import EVIDENCE, RetryAfter, retry_after, utc_now
 
 Subject = Any
 """A normalised descriptor (`_Descriptor`) or one of its causes (`_Cause`)."""
@@ -58,6 +61,9 @@ class Answer:
     ruleset_version: str
     ruleset_digest: str
     unknown_reason: str = ""
+    retry_after: RetryAfter | None = None
+    """How long to wait before retrying, for a retryable answer whose descriptor carries
+    the provider's retry evidence (capped by the rule's `retry_after_cap_seconds`)."""
 
 
 @dataclass(slots=True)
@@ -95,6 +101,8 @@ class _Rule:
     answer: Answer
     agree_on: tuple[int, str]
     """(class, effect): what tied rules must agree on."""
+    cap: dt.timedelta | None
+    """The longest wait the answer advises: present exactly when it is retryable."""
 
 
 class Normaliser:
@@ -280,6 +288,14 @@ def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[str, frozenset[Any]
     return None if field is None else (field, frozenset(plain[field]))
 
 
+def _cap(answer: Mapping[str, Any]) -> dt.timedelta | None:
+    """A retryable answer's cap on the wait it advises; None for one that advises none."""
+    seconds = answer.get("retry_after_cap_seconds")
+    if seconds is None or not answer["retryable"]:
+        return None
+    return dt.timedelta(seconds=seconds)
+
+
 class Evaluator:
     """A bundle's rules, indexed by type name within each precedence tier."""
 
@@ -333,14 +349,22 @@ class Evaluator:
             rank=(-r["condition_count"], -r["priority"], r["layer"]),
             answer=answer,
             agree_on=(answer.error_class, answer.effect),
+            cap=_cap(r["answer"]),
         )
 
-    def classify(self, data: Mapping[str, Any]) -> Answer:
+    def classify(self, data: Mapping[str, Any], now: dt.datetime | None = None) -> Answer:
         d = self.normaliser.descriptor(data)
         for by_type, untyped in self.tiers:
             found = self._nearest(by_type, untyped, d)
             if found:
-                return self._decide(found)
+                rule = self._decide(found)
+                if rule is None:
+                    return self.unknown["conflict"]
+                attributes = d.attributes
+                if rule.cap is None or not attributes or EVIDENCE.isdisjoint(attributes):
+                    return rule.answer
+                wait = retry_after(attributes, rule.cap, utc_now if now is None else lambda: now)
+                return rule.answer if wait is None else replace(rule.answer, retry_after=wait)
         return self.unknown["no_match"]
 
     @staticmethod
@@ -355,10 +379,12 @@ class Evaluator:
                     return found
         return untyped.found(d)
 
-    def _decide(self, found: list[_Rule]) -> Answer:
+    @staticmethod
+    def _decide(found: list[_Rule]) -> _Rule | None:
+        """The rule that answers among those found at one depth; None for a conflict."""
         best = min(r.rank for r in found)
         top = sorted((r for r in found if r.rank == best), key=lambda r: r.order)
         first = top[0]
         if any(r.agree_on != first.agree_on for r in top[1:]):
-            return self.unknown["conflict"]
-        return first.answer
+            return None
+        return first
