@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
@@ -87,6 +87,10 @@ class _Descriptor(_Cause):
     cause_names: tuple[str, ...] = ()
     """Every type name of every cause's chain, once each: what a `cause` condition's type
     test can hold for, so a bucket looks such rules up by it."""
+    cause_codes: tuple[str, ...] = ()
+    """Every cause's code, once each (likewise, for a `cause` condition's code)."""
+    cause_statuses: tuple[int, ...] = ()
+    """Every cause's HTTP status, once each (likewise)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,8 +227,12 @@ class Normaliser:
                 raise ValueError(f"descriptor.causes: more than {self.max_causes} causes")
             causes = tuple([self.cause(c) for c in given])
             cause_names = tuple(dict.fromkeys([n for c in causes for n in c.chain]))
+            cause_codes = tuple(dict.fromkeys([c.code for c in causes if c.code]))
+            cause_statuses = tuple(
+                dict.fromkeys([c.http_status for c in causes if c.http_status is not None])
+            )
         else:
-            causes = cause_names = ()
+            causes = cause_names = cause_codes = cause_statuses = ()
         return _Descriptor(
             self._chain(data),
             get("http_status"),
@@ -238,6 +246,8 @@ class Normaliser:
             attributes,
             causes,
             cause_names,
+            cause_codes,
+            cause_statuses,
         )
 
     def _check_attributes(self, attributes: Mapping[str, str]) -> None:
@@ -405,12 +415,15 @@ def _options(re2: Any) -> Any:
 
 
 SPLIT_FIELDS = (
-    "code", "http_status", "grpc_status", "cause_names", "provider", "language", "origin",
+    "code", "http_status", "grpc_status", "cause_codes", "cause_statuses", "cause_names",
+    "provider", "language", "origin",
 )  # fmt: skip
 """The fields a bucket looks a rule up by, the most selective first (a code names one
-failure, a status a few, an origin most of a runtime's). `cause_names` is a `cause`
-condition's type test: the rule is looked up by each name of the descriptor's causes'
-chains (and the condition still tested: its other tests hold for the same cause)."""
+failure, a status a few, an origin most of a runtime's). The `cause_*` ones are a `cause`
+condition's code, status or type test: the rule is looked up by each code, status or type
+name of the descriptor's causes (and the condition still tested: its other tests must hold
+for the same cause)."""
+CAUSE_FIELDS = {"code": "cause_codes", "http_status": "cause_statuses", "type": "cause_names"}
 MAX_SPLIT_VALUES = 600
 """An http_status condition's ranges are looked up value by value up to this many (`4xx`
 is 100 values; every status is 500)."""
@@ -432,9 +445,13 @@ class _Bucket:
         self.by_field = tuple(
             (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
             for field, index in by_field.items()
-            if field != "cause_names"
+            if not field.startswith("cause_")
         )
-        self.by_cause = {v: tuple(rs) for v, rs in by_field.get("cause_names", {}).items()}
+        self.by_cause = tuple(
+            (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
+            for field, index in by_field.items()
+            if field.startswith("cause_")
+        )
 
     def found(self, d: _Descriptor) -> list[_Rule]:
         """The rules here whose every condition holds for d (plain loops: the hot path)."""
@@ -452,18 +469,19 @@ class _Bucket:
                         break
                 else:
                     out.append(rule)
-        if self.by_cause and d.cause_names:
+        if self.by_cause and d.causes:
             tried: set[int] = set()
-            for name in d.cause_names:
-                for rule in self.by_cause.get(name, ()):
-                    if rule.order in tried:  # listed under two names of the causes
-                        continue
-                    tried.add(rule.order)
-                    for test in rule.tests:
-                        if not test(d):
-                            break
-                    else:
-                        out.append(rule)
+            for get, index in self.by_cause:
+                for value in get(d):
+                    for rule in index.get(value, ()):
+                        if rule.order in tried:  # listed under two values of the causes
+                            continue
+                        tried.add(rule.order)
+                        for test in rule.tests:
+                            if not test(d):
+                                break
+                        else:
+                            out.append(rule)
         return out
 
 
@@ -472,19 +490,28 @@ def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[int, str, frozenset
     selective plain field the rule names; None when it names none."""
     plain: dict[str, tuple[int, frozenset[Any]]] = {}
     for i, c in enumerate(conditions):
-        if c["kind"] == "cause" and "cause_names" not in plain:
-            names = [t["names"] for t in c["conditions"] if t["kind"] == "type"]
-            if names:  # -1: the condition is still tested (its other tests, on one cause)
-                plain["cause_names"] = (-1, frozenset(names[0]))
+        if c["kind"] == "cause":
+            for inner in c["conditions"]:  # -1: the condition is still tested, on one cause
+                kind = inner["kind"]
+                field = CAUSE_FIELDS.get(inner.get("field", kind) if kind != "type" else kind)
+                if field is None or field in plain or kind not in ("type", "field_in"):
+                    continue
+                if kind == "type":
+                    plain[field] = (-1, frozenset(inner["names"]))
+                elif "values" in inner:
+                    plain[field] = (-1, frozenset(inner["values"]))
+                else:
+                    statuses = _statuses(inner["ranges"])
+                    if statuses is not None:
+                        plain[field] = (-1, statuses)
             continue
         if c["kind"] != "field_in" or c["field"] in plain:
             continue
         if "values" in c:
             plain[c["field"]] = (i, frozenset(c["values"]))
         elif c["field"] == "http_status":
-            spans = [(lo, hi) for lo, hi in c["ranges"]]
-            if sum(hi - lo + 1 for lo, hi in spans) <= MAX_SPLIT_VALUES:
-                statuses = frozenset(v for lo, hi in spans for v in range(lo, hi + 1))
+            statuses = _statuses(c["ranges"])
+            if statuses is not None:
                 plain["http_status"] = (i, statuses)
     field = next((f for f in SPLIT_FIELDS if f in plain), None)
     if field is None:
@@ -493,12 +520,22 @@ def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[int, str, frozenset
     return index, field, values
 
 
+def _statuses(ranges: Sequence[Sequence[int]]) -> frozenset[int] | None:
+    """The statuses of inclusive ranges, when few enough to look up one by one."""
+    if sum(hi - lo + 1 for lo, hi in ranges) > MAX_SPLIT_VALUES:
+        return None
+    return frozenset(v for lo, hi in ranges for v in range(lo, hi + 1))
+
+
 def _cap(answer: Mapping[str, Any]) -> dt.timedelta | None:
     """A retryable answer's cap on the wait it advises; None for one that advises none."""
     seconds = answer.get("retry_after_cap_seconds")
     if seconds is None or not answer["retryable"]:
         return None
     return dt.timedelta(seconds=seconds)
+
+
+_KEY = attrgetter("rank", "order")
 
 
 class Evaluator:
@@ -598,14 +635,20 @@ class Evaluator:
         if rule.cap is None or not attributes or EVIDENCE.isdisjoint(attributes):
             return rule.answer
         wait = retry_after(attributes, rule.cap, utc_now if now is None else lambda: now)
-        return rule.answer if wait is None else replace(rule.answer, retry_after=wait)
+        if wait is None:
+            return rule.answer
+        a = rule.answer  # not dataclasses.replace: a tenth of its cost
+        return Answer(
+            a.error_class, a.class_name, a.action, a.effect, a.retryable, a.rule_id,
+            a.ruleset_version, a.ruleset_digest, a.unknown_reason, wait,
+        )  # fmt: skip
 
     @staticmethod
     def _decide(found: list[_Rule]) -> _Rule | None:
         """The rule that answers among those found at one depth; None for a conflict."""
-        best = min(r.rank for r in found)
-        top = sorted((r for r in found if r.rank == best), key=lambda r: r.order)
-        first = top[0]
-        if any(r.agree_on != first.agree_on for r in top[1:]):
-            return None
+        first = min(found, key=_KEY)  # the best rank, the first in order among it
+        best, agree_on = first.rank, first.agree_on
+        for r in found:
+            if r.rank == best and r.agree_on != agree_on:
+                return None
         return first
