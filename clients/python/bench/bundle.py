@@ -128,8 +128,8 @@ def main() -> None:
     local, rounds = timed(bundle.classify, descriptors, args.seconds)
     valid = [validate(descriptor_from_mapping(d)) for d in descriptors]
     with server() as address, Client(address, timeout=5, breaker=False) as client:
-        for d in valid[:200]:
-            client.classify(d)
+        for warm in valid[:200]:
+            client.classify(warm)
         remote = timed_rounds(client.classify, valid, args.grpc_rounds)
     print(
         f"bench python: in-process p50 {percentile(local, 50):.1f} us "
