@@ -171,6 +171,19 @@ def test_an_answer_naming_another_ruleset_fetches_the_served_bundle(served: Serv
         assert client.bundle_digest != served.digest
         client.classify(RATE_LIMITED)  # the service's answer names its ruleset
         _wait_for(lambda: client.bundle_digest == served.digest, "the fetch the answer asked")
+    with Client(
+        served.address,
+        timeout=5,
+        mode="local_first",
+        bundle=SPEC / "bundles" / "kinds.json",
+        allow_unsigned=True,
+        report_interval=30,
+    ) as local:
+        _wait_for(lambda: local.bundle_digest == served.digest, "the start fetch")
+        local.load_bundle(SPEC / "bundles" / "kinds.json")
+        assert local.classify({"type": "k.Plain"}).local
+        assert local.flush_decisions() == 1  # the report's answer names the serving bundle
+        _wait_for(lambda: local.bundle_digest == served.digest, "the fetch the report asked")
 
 
 def test_a_refused_bundle_is_recorded_and_the_bundle_in_use_stays(
@@ -312,3 +325,65 @@ def _local_lines(served: Served) -> list[dict[str, Any]]:
         return []
     lines = [json.loads(x) for x in served.decision_log.read_text().splitlines() if x.strip()]
     return [line for line in lines if line.get("local")]
+
+
+DRIVER = Path(__file__).parent / "failover_driver.py"
+
+
+def test_the_failover_driver_speaks_the_protocol(served: Served, tmp_path: Path) -> None:
+    """The driver the shared failover harness runs: one JSON line in, one out, and nothing
+    else on stdout; a refused load keeps the bundle in use; EOF or close ends it."""
+    unsigned = tmp_path / "unsigned.json"
+    shutil.copy(SPEC / "bundles" / "kinds.json", unsigned)
+    requests: list[dict[str, Any]] = [
+        {
+            "op": "open",
+            "addr": served.address,
+            "mode": "local_first",
+            "deadline_ms": 2000,
+            "bundle_file": str(served.bundle),
+            "signatures_file": None,
+            "trusted_keys": [str(KEY_A)],
+            "allow_unsigned": False,
+            "fetch_bundle": True,
+            "report_batch": 100,
+            "report_interval_ms": 60000,
+        },
+        {"op": "classify", "descriptor": RATE_LIMITED},
+        {"op": "load_bundle", "bundle_file": str(unsigned), "signatures_file": None},
+        {"op": "refresh"},
+        {"op": "status"},
+        {"op": "flush"},
+        {"op": "status"},
+        {"op": "close"},
+    ]
+    run = subprocess.run(
+        [sys.executable, str(DRIVER)],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    replies = [json.loads(line) for line in run.stdout.splitlines()]
+    assert len(replies) == len(requests), run.stderr
+    opened, classified, load, refresh, status, flush, after, closed = replies
+    assert opened == {"ok": True, "bundle_digest": served.digest}
+    answer = classified["answer"]
+    assert (answer["class"], answer["local"], answer["bundle_digest"]) == (
+        "RateLimited",
+        True,
+        served.digest,
+    )
+    assert (answer["retry_after_ms"], answer["retry_after_source"]) == (
+        1500,
+        "http.response.header.retry-after-ms",
+    )
+    assert load["error"].startswith("unsigned: ")
+    assert load["bundle_digest"] == served.digest
+    assert refresh == {"ok": True, "bundle_digest": served.digest, "changed": False}
+    assert (status["pending"], status["refusals"]) == (1, 1)
+    assert status["last_refusal"].startswith("unsigned: ")
+    assert flush == {"ok": True, "reported": 1}
+    assert (after["pending"], after["reported"], after["dropped"]) == (0, 1, 0)
+    assert closed == {"ok": True}
