@@ -1,6 +1,7 @@
 """The evaluator's shortcuts never change an answer: the literal a message must hold before
-RE2 is asked (`required_literal`) is one every match holds. (The bundle vectors prove the
-answers; this proves the shortcut on its own, on patterns built to trip it.)"""
+RE2 is asked (`required_literal`) is one every match holds, and a pattern compiled without
+its capturing groups (`uncaptured`) matches the same messages. (The bundle vectors prove
+the answers; this proves each shortcut on its own, on patterns built to trip it.)"""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from errorclass_client.bundle._evaluate import required_literal
+from errorclass_client.bundle._evaluate import required_literal, uncaptured
 
 re2 = pytest.importorskip("re2")
 SPEC = Path(__file__).parents[2] / "spec"
@@ -47,6 +48,27 @@ def test_the_literal_is_the_text_every_match_begins_with(
     assert required_literal(pattern) == want
 
 
+UNCAPTURED = [
+    ("(a|b)c", "(?:a|b)c"),
+    ("(?P<x>a)(?<y>b)", "(?:a)(?:b)"),
+    ("(?i)(a)", "(?i)(?:a)"),
+    ("(?:a)(b)", "(?:a)(?:b)"),
+    ("[(]a", "[(]a"),
+    ("[]()]x", "[]()]x"),
+    ("[^]()]x", "[^]()]x"),
+    ("[[:alpha:](]y(z)", "[[:alpha:](]y(?:z)"),
+    ("\\(a\\)", "\\(a\\)"),
+    ("\\Q(a)\\E(b)", "\\Q(a)\\E(?:b)"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "want"), UNCAPTURED, ids=[c[0] for c in UNCAPTURED])
+def test_capturing_groups_become_non_capturing_and_nothing_else_changes(
+    pattern: str, want: str
+) -> None:
+    assert uncaptured(pattern) == want
+
+
 def _patterns() -> list[str]:
     found: list[str] = []
 
@@ -63,10 +85,11 @@ def _patterns() -> list[str]:
     return found
 
 
-def test_no_message_a_bundle_pattern_matches_lacks_its_literal() -> None:
+def test_no_shortcut_disagrees_with_re2_on_any_vector_message() -> None:
     """Over every pattern of the spec's bundles and the messages of the bundle vectors (and
-    of the hand-made cases), RE2's verdict and the literal's never disagree on a match."""
-    messages: set[str] = {p for p, _ in CASES}
+    of the hand-made cases), RE2's verdict and the literal's never disagree on a match, and
+    the pattern without its groups matches exactly the same messages."""
+    messages: set[str] = {p for p, _ in CASES} | {"ac", "bc", "ab", "(a)b", "y", "z", "(a)"}
     for path in sorted((SPEC / "vectors").glob("bundle*.json")):
         for v in json.loads(path.read_text("utf-8"))["vectors"]:
             d = v["input"].get("descriptor")
@@ -78,18 +101,22 @@ def test_no_message_a_bundle_pattern_matches_lacks_its_literal() -> None:
                     messages.add(
                         text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
                     )
-    patterns = _patterns() + [p for p, _ in CASES]
+    patterns = _patterns() + [p for p, _ in CASES] + [p for p, _ in UNCAPTURED]
     assert len(patterns) > 90
     wrong = []
     for pattern in patterns:
         literal, anchored, whole = required_literal(pattern)
-        if not literal:
-            continue
         search = re2.compile(pattern).search
+        bare = re2.compile(uncaptured(pattern)).search
         for message in messages:
+            found = search(message) is not None
+            if (bare(message) is not None) != found:
+                wrong.append(("uncaptured", pattern, message))
+            if not literal:
+                continue
             holds = message.startswith(literal) if anchored else literal in message
-            if search(message) is not None and not holds:
-                wrong.append((pattern, message))
-            if whole and holds != (search(message) is not None):
-                wrong.append((pattern, message))
+            if found and not holds:
+                wrong.append(("literal", pattern, message))
+            if whole and holds != found:
+                wrong.append(("whole", pattern, message))
     assert wrong == []

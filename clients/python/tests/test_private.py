@@ -10,7 +10,7 @@ import httpx
 import pytest
 import requests
 
-from errorclass_client._private import read_body
+from errorclass_client._private import re2_matcher, read_body
 
 BODY = b'{"error": {"code": "context_length_exceeded", "message": "too long"}}'
 
@@ -36,3 +36,25 @@ def test_requests_keeps_a_consumed_body_in_content_and_false_before() -> None:
 @pytest.mark.parametrize("other", [None, object(), {"_content": BODY}])
 def test_anything_else_gives_no_body(other: object) -> None:
     assert read_body(other) is None
+
+
+def test_google_re2_answers_whether_a_pattern_matches_from_its_raw_regexp() -> None:
+    """`_Regexp._regexp.Match(anchor, text, pos, endpos)` gives the spans, the first
+    (-1, -1) without a match: what `re2_matcher` reads instead of building a match."""
+    re2 = pytest.importorskip("re2")
+    regexp = re2.compile("(?:quota|limit) exceeded")
+    assert regexp._regexp.Match(re2._Anchor.UNANCHORED, b"the limit exceeded", 0, 18)[0] == (
+        4,
+        18,
+    )
+    assert regexp._regexp.Match(re2._Anchor.UNANCHORED, b"fine", 0, 4)[0] == (-1, -1)
+    matches = re2_matcher(regexp)
+    assert matches.__name__ == "matches", "the raw path, not the fallback to search"
+    for text in (
+        b"quota exceeded",
+        b"x limit exceeded y",
+        b"",
+        b"quota",
+        "é quota exceeded".encode(),
+    ):
+        assert matches(text) == (regexp.search(text) is not None)
