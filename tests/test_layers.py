@@ -103,9 +103,13 @@ fallback, imported explicitly by runtimes that want it, classifies with the engi
 
 FROM_THE_CLIENT = {
     "classifier.server.serving_ruleset": {"errorclass_client.answer"},
+    "classifier.durations": {"errorclass_client.retry_after"},
+    "classifier.engine.retry_after": {"errorclass_client", "errorclass_client.retry_after"},
 }
-"""Server modules that take one thing from the client, its one home: what a reload did
-(`ReloadResult`, the wire's enum, written by the server and read by the client)."""
+"""Modules that take one thing from the client, its one home: what a reload did
+(`ReloadResult`, the wire's enum, written by the server and read by the client), and how
+long a provider asks to wait (`retry_after` and its duration readers, which the client's
+bundle evaluator runs too; importing them loads neither grpcio nor protobuf)."""
 
 
 def test_no_module_imports_a_later_layer() -> None:
