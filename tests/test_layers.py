@@ -252,3 +252,21 @@ def test_the_lazy_names_resolve() -> None:
     )
     assert run.stdout.strip() == "ok"
     assert Path(PACKAGE / "__init__.py").is_file()
+
+
+def test_the_engine_takes_the_wait_from_the_client_without_grpc() -> None:
+    """The engine's retry_after is the client's algorithm (one copy); importing the engine
+    loads neither grpcio nor protobuf (errorclass_client loads its names on first use)."""
+    code = (
+        "import sys, classifier.engine.evaluate, classifier.durations\n"
+        "from classifier.engine import retry_after\n"
+        "import errorclass_client.retry_after as algorithm\n"
+        "assert classifier.durations.go_duration is algorithm.go_duration\n"
+        "assert retry_after.SOURCES is algorithm.SOURCES\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'grpc' "
+        "or m.startswith(('google.protobuf', 'errorclass_client.client'))))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert run.stdout.strip() == "[]"
