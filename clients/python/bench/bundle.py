@@ -135,8 +135,12 @@ def main() -> None:
         f"bench python: in-process p50 {percentile(local, 50):.1f} us "
         f"p99 {percentile(local, 99):.1f} us; grpc p50 {percentile(remote, 50):.1f} us "
         f"p99 {percentile(remote, 99):.1f} us "
-        f"({len(descriptors)} descriptors, {rounds} rounds; grpc {args.grpc_rounds} rounds; "
-        f"load {os.getloadavg()[0]:.2f})"
+        f"({len(descriptors)} descriptors, {rounds} rounds)"
+    )
+    print(
+        f"  in-process p90 {percentile(local, 90):.1f} us, max {local[-1] / 1000:.1f} us; "
+        f"grpc {args.grpc_rounds} rounds against {address}; Python "
+        f"{sys.version.split()[0]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}"
     )
 
 

@@ -387,3 +387,20 @@ def test_the_failover_driver_speaks_the_protocol(served: Served, tmp_path: Path)
     assert flush == {"ok": True, "reported": 1}
     assert (after["pending"], after["reported"], after["dropped"]) == (0, 1, 0)
     assert closed == {"ok": True}
+
+
+def test_a_failed_fetch_waits_before_the_next() -> None:
+    """Against a service answering UNAVAILABLE: the start fetch, then one more after the
+    backoff (2 s), never a loop; a classify meanwhile is not held up by the fetches."""
+    with (
+        outage_harness.unavailable_server() as (address, seen),
+        Client(address, timeout=0.5, attempts=1, fetch_bundle=True, allow_unsigned=True) as client,
+    ):
+        _wait_for(lambda: seen.attempts >= 1, "the start fetch")
+        time.sleep(1.0)
+        assert seen.attempts == 1, "no second fetch before the backoff"
+        _wait_for(lambda: seen.attempts >= 2, "the fetch after the backoff", within=6)
+        with pytest.raises(Unclassified):
+            client.classify(RATE_LIMITED)
+        assert client.bundle_digest == ""
+    assert seen.attempts <= 4
