@@ -673,8 +673,7 @@ class Evaluator:
 
     def classify(self, data: Mapping[str, Any], now: dt.datetime | None = None) -> Answer:
         d = self.normaliser.descriptor(data)
-        by_name = self.by_name
-        listed = [by_name[name] for name in d.chain if name in by_name]
+        listed = [b for b in map(self.by_name.get, d.chain) if b is not None]
         """The chain's names some rule lists, nearest first: type depth order."""
         for tier, untyped in enumerate(self.untyped):
             found = None
