@@ -234,12 +234,37 @@ class Normaliser:
             )
         else:
             causes = cause_names = cause_codes = cause_statuses = ()
+        # the descriptor's own type, code and message, inlined (_chain, _code, _message)
+        name = data["type"].strip(ws)
+        supertypes = get("supertypes")
+        if supertypes:
+            if len(supertypes) > self.max_supertypes:
+                raise ValueError("descriptor.type: too many supertypes")
+            chain: tuple[str, ...] = (name, *[t.strip(ws) for t in supertypes])
+        else:
+            chain = (name,)
+        limit = self.max_type
+        for n in chain:
+            if not n or len(n) > limit:
+                raise ValueError("descriptor.type: a type name empty or past its limit")
+        code = get("code")
+        if code is None or code == "":
+            code = ""
+        else:
+            code = str(code).strip(ws)
+            if len(code) > self.max_code:
+                raise ValueError("descriptor.code: past its limit")
+        text = get("message")
+        if not text:
+            text = ""
+        elif not text.isascii() or len(text) > self.max_message:
+            text = self.message(text)
         return _Descriptor(
-            self._chain(data),
+            chain,
             get("http_status"),
             get("grpc_status"),
-            self._code(data),
-            self._message(data),
+            code,
+            text,
             None,
             origin,
             language,
