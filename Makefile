@@ -113,6 +113,7 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)  ## run every benchmark in benchmarks/ and the clients' in-process bundle evaluators (numbers, not pass/fail; a few minutes)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
+	$(BIN)/python clients/python/bench/bundle.py
 	if command -v go >/dev/null; then cd clients/go && GOFLAGS=-mod=readonly go run ./internal/bench; fi
 	if command -v node >/dev/null && command -v npm >/dev/null; then cd clients/node && { test -d node_modules || npm ci --no-audit --no-fund --prefer-offline; } && node bench/bundle.js; fi
 	$(MAKE) --no-print-directory java-bench

@@ -108,3 +108,25 @@ def test_an_answer_crosses_both_ways_unchanged(bundled: Ruleset) -> None:
     assert answer.explanation is not None
     assert dataclasses.asdict(answer.explanation) == dataclasses.asdict(explained.explanation)
     assert classification_of(answer) == explained
+
+
+def test_the_wait_crosses_both_ways_unchanged(bundled: Ruleset) -> None:
+    """A retryable answer's wait (capped, so its source carries the label) as the client's
+    Answer, the fallback's included, and back."""
+    waited = classifier.classify(
+        bundled,
+        errorclass_client.Descriptor(
+            type="openai.RateLimitError",
+            supertypes=["openai.APIStatusError", "openai.APIError", "Exception"],
+            http_status=429,
+            origin=errorclass_client.Origin.provider,
+            provider="openai",
+            attributes={"http.response.header.retry-after": "600"},
+        ),
+    )
+    assert waited.retry_after is not None
+    assert waited.retry_after.capped
+    answer = answer_of(waited, local=True)
+    assert answer.retry_after == waited.retry_after.delay
+    assert answer.retry_after_source == "http.response.header.retry-after (capped)"
+    assert classification_of(answer) == waited

@@ -101,6 +101,17 @@ EXPLICIT_ONLY = {"classifier.client.local": {"engine"}, "classifier.client.conve
 fallback, imported explicitly by runtimes that want it, classifies with the engine."""
 
 
+FROM_THE_CLIENT = {
+    "classifier.server.serving_ruleset": {"errorclass_client.answer"},
+    "classifier.durations": {"errorclass_client.retry_after"},
+    "classifier.engine.retry_after": {"errorclass_client", "errorclass_client.retry_after"},
+}
+"""Modules that take one thing from the client, its one home: what a reload did
+(`ReloadResult`, the wire's enum, written by the server and read by the client), and how
+long a provider asks to wait (`retry_after` and its duration readers, which the client's
+bundle evaluator runs too; importing them loads neither grpcio nor protobuf)."""
+
+
 def test_no_module_imports_a_later_layer() -> None:
     wrong = [
         f"{module} ({_layer(module)}) imports {other} ({_target_layer(other)})"
@@ -109,6 +120,7 @@ def test_no_module_imports_a_later_layer() -> None:
         for other in imported
         if not _allowed(_layer(module), _target_layer(other))
         and _target_layer(other) not in EXPLICIT_ONLY.get(module, set())
+        and other not in FROM_THE_CLIENT.get(module, set())
     ]
     assert wrong == []
 
@@ -240,3 +252,21 @@ def test_the_lazy_names_resolve() -> None:
     )
     assert run.stdout.strip() == "ok"
     assert Path(PACKAGE / "__init__.py").is_file()
+
+
+def test_the_engine_takes_the_wait_from_the_client_without_grpc() -> None:
+    """The engine's retry_after is the client's algorithm (one copy); importing the engine
+    loads neither grpcio nor protobuf (errorclass_client loads its names on first use)."""
+    code = (
+        "import sys, classifier.engine.evaluate, classifier.durations\n"
+        "from classifier.engine import retry_after\n"
+        "import errorclass_client.retry_after as algorithm\n"
+        "assert classifier.durations.go_duration is algorithm.go_duration\n"
+        "assert retry_after.SOURCES is algorithm.SOURCES\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'grpc' "
+        "or m.startswith(('google.protobuf', 'errorclass_client.client'))))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert run.stdout.strip() == "[]"

@@ -59,6 +59,11 @@ def classification_of(reply: client.Answer) -> Classification | None:
         ruleset_digest=reply.ruleset_digest,
         unknown_reason=UnknownReason(int(reply.unknown_reason)),
         explanation=explanation_to_server(reply.explanation) if reply.explanation else None,
+        retry_after=(
+            answer.RetryAfter.from_labelled(reply.retry_after, reply.retry_after_source)
+            if reply.retry_after is not None
+            else None
+        ),
     )
 
 
@@ -77,4 +82,6 @@ def answer_of(c: Classification, *, local: bool = False) -> client.Answer:
         unknown_reason=client.UnknownReason(int(c.unknown_reason)),
         explanation=explanation_to_client(c.explanation) if c.explanation else None,
         local=local,
+        retry_after=c.retry_after.delay if c.retry_after is not None else None,
+        retry_after_source=c.retry_after.labelled_source if c.retry_after is not None else "",
     )

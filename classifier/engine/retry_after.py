@@ -26,162 +26,54 @@ provider's clock and ours may disagree by seconds: the header compares like with
 a date already past is a wait of zero. A value that does not parse is ignored and the
 next source is read. The wait is capped (the rule's `retry_after_cap`, else the
 ruleset's), and the answer says when the cap cut it.
+
+The algorithm has one Python copy: `errorclass_client.retry_after` (the client evaluates
+bundles in process with it, and the service depends on the client); this module gives it
+the engine's answer type (`classifier.answer.RetryAfter`). The spec's `retry_after`
+vectors, generated from it, hold the other languages' ports to it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
-from email.utils import parsedate_to_datetime
+from collections.abc import Mapping
 
 from classifier.answer import RetryAfter
-from classifier.contract import HEADER_ATTRIBUTE_PREFIX
-from classifier.durations import decimal_seconds, go_duration, proto_duration
-
-__all__ = ["DEFAULT_CAP", "SOURCES", "Clock", "retry_after", "utc_now"]
-
-Clock = Callable[[], dt.datetime]
-"""The service's clock: an aware datetime (tests pass a fixed one)."""
-
-DEFAULT_CAP = dt.timedelta(seconds=60)
-"""A ruleset's cap when its manifest sets none. A per-minute limit, the kind a retry
-waits out, refills within a minute, and a run holding a call longer than that is better
-failed and rescheduled (an hourly or daily window is never worth waiting in a run: those
-answers are not retryable). Portkey caps the same headers at 60 s."""
-
-_H = HEADER_ATTRIBUTE_PREFIX
-RETRY_AFTER_MS = _H + "retry-after-ms"
-X_MS_RETRY_AFTER_MS = _H + "x-ms-retry-after-ms"
-RETRY_AFTER = _H + "retry-after"
-RETRY_DELAY = "google.rpc.retry_info.retry_delay"
-OPENAI_RESETS = (_H + "x-ratelimit-reset-requests", _H + "x-ratelimit-reset-tokens")
-ANTHROPIC_RESETS = tuple(
-    f"{_H}anthropic-ratelimit-{limit}-reset"
-    for limit in ("requests", "tokens", "input-tokens", "output-tokens")
-)
-DATE = _H + "date"
-
-SOURCES: tuple[str, ...] = (
-    RETRY_AFTER_MS,
-    X_MS_RETRY_AFTER_MS,
+from errorclass_client import retry_after as _algorithm
+from errorclass_client.retry_after import (
+    ANTHROPIC_RESETS,
+    DATE,
+    DEFAULT_CAP,
+    OPENAI_RESETS,
     RETRY_AFTER,
+    RETRY_AFTER_MS,
     RETRY_DELAY,
-    *OPENAI_RESETS,
-    *ANTHROPIC_RESETS,
+    SOURCES,
+    X_MS_RETRY_AFTER_MS,
+    Clock,
+    utc_now,
 )
-"""Every attribute a wait is read from, in the order of precedence (the resets of one
-provider are one step: the latest wins)."""
-_EVIDENCE = frozenset(SOURCES)
 
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
+__all__ = [
+    "ANTHROPIC_RESETS",
+    "DATE",
+    "DEFAULT_CAP",
+    "OPENAI_RESETS",
+    "RETRY_AFTER",
+    "RETRY_AFTER_MS",
+    "RETRY_DELAY",
+    "SOURCES",
+    "X_MS_RETRY_AFTER_MS",
+    "Clock",
+    "retry_after",
+    "utc_now",
+]
 
 
 def retry_after(
     attributes: Mapping[str, str], cap: dt.timedelta, now: Clock = utc_now
 ) -> RetryAfter | None:
-    """The wait the evidence asks for, capped; None when no attribute says one.
-
-    The caller decides whether the answer is retryable (a wait is never advised for one
-    that is not); `now` is read only when a date must be turned into a wait and the
-    provider sent no readable `date`.
-    """
-    if not attributes or _EVIDENCE.isdisjoint(attributes):
-        return None
-    clock = _Clock(attributes, now)
-    found = (
-        _one(attributes, RETRY_AFTER_MS, _milliseconds)
-        or _one(attributes, X_MS_RETRY_AFTER_MS, _milliseconds)
-        or _one(attributes, RETRY_AFTER, lambda v: _retry_after(v, clock))
-        or _one(attributes, RETRY_DELAY, proto_duration)
-        or _latest(attributes, OPENAI_RESETS, go_duration)
-        or _latest(attributes, ANTHROPIC_RESETS, lambda v: _until(_timestamp(v), clock))
-    )
-    if found is None:
-        return None
-    source, seconds = found
-    limit = cap.total_seconds()
-    if seconds > limit:
-        return RetryAfter(cap, source, capped=True)
-    return RetryAfter(dt.timedelta(seconds=seconds), source)
-
-
-Found = tuple[str, float]
-
-
-def _one(
-    attributes: Mapping[str, str], name: str, read: Callable[[str], float | None]
-) -> Found | None:
-    value = attributes.get(name)
-    if value is None:
-        return None
-    seconds = read(value)
-    return None if seconds is None else (name, seconds)
-
-
-def _latest(
-    attributes: Mapping[str, str], names: tuple[str, ...], read: Callable[[str], float | None]
-) -> Found | None:
-    """The longest wait among the readable attributes of one provider's resets (the first
-    named, on a tie)."""
-    found = [f for name in names if (f := _one(attributes, name, read)) is not None]
-    return max(found, key=lambda f: f[1]) if found else None
-
-
-def _milliseconds(value: str) -> float | None:
-    ms = decimal_seconds(value)
-    return None if ms is None else ms / 1000
-
-
-class _Clock:
-    """Now, as the provider saw it: its `date` header, else the service's clock (read once,
-    and only if a date needs it)."""
-
-    def __init__(self, attributes: Mapping[str, str], now: Clock) -> None:
-        self._attributes = attributes
-        self._now = now
-        self._value: dt.datetime | None = None
-
-    def __call__(self) -> dt.datetime:
-        if self._value is None:
-            date = self._attributes.get(DATE)
-            self._value = (_http_date(date) if date is not None else None) or self._now()
-        return self._value
-
-
-def _retry_after(value: str, now: _Clock) -> float | None:
-    """Retry-After: delay-seconds, or an HTTP date."""
-    seconds = decimal_seconds(value)
-    if seconds is not None:
-        return seconds
-    return _until(_http_date(value), now)
-
-
-def _until(when: dt.datetime | None, now: _Clock) -> float | None:
-    if when is None:
-        return None
-    return max(0.0, (when - now()).total_seconds())
-
-
-def _http_date(value: str) -> dt.datetime | None:
-    """An HTTP date (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms),
-    aware; one without a zone is GMT, as HTTP dates are."""
-    try:
-        when = parsedate_to_datetime(value.strip())
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
-
-
-def _timestamp(value: str) -> dt.datetime | None:
-    """An RFC 3339 timestamp with its offset (`2025-06-01T12:00:30Z`); one without a zone
-    says nothing certain, and is ignored."""
-    text = value.strip()
-    if "T" not in text.upper():
-        return None
-    try:
-        when = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else None
+    """The wait the evidence asks for, capped; None when no attribute says one
+    (`errorclass_client.retry_after.retry_after`, as the engine's RetryAfter)."""
+    found = _algorithm.retry_after(attributes, cap, now)
+    return None if found is None else RetryAfter(found.delay, found.source, found.capped)

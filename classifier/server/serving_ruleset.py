@@ -8,18 +8,16 @@ connections held back until their retry time)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import NamedTuple
 
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic
 from classifier.server.serving_bundle import ServingBundle
+from errorclass_client.answer import ReloadResult
 
-
-class ReloadResult(StrEnum):
-    reloaded = "reloaded"
-    unchanged = "unchanged"
-    failed = "failed"
+__all__ = ["ReloadResult", "ReloadStatus", "RulesetHolder", "Serving"]
+"""`ReloadResult` is the client's (one home for what a reload did: the wire's enum, which
+the server writes and the client reads); importable from here as before."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ as the service's verifier does: the bar every client language's evaluator is hel
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -58,6 +59,9 @@ def _fields(a: Answer) -> dict[str, Any]:
         out["rule_id"] = a.rule_id
     if a.unknown_reason:
         out["unknown_reason"] = a.unknown_reason
+    if a.retry_after is not None:
+        wait = a.retry_after
+        out["retry_after"] = {"seconds": wait.seconds, "source": wait.source, "capped": wait.capped}
     return out
 
 
@@ -69,7 +73,8 @@ def test_every_bundle_vector_gets_the_engines_answer() -> None:
     ran: Counter[str] = Counter()
     for v in vectors:
         bundle = bundles[v["input"]["bundle"]]
-        answer = bundle.classify(_expanded(v))
+        now = v["input"].get("now")
+        answer = bundle.classify(_expanded(v), dt.datetime.fromisoformat(now) if now else None)
         ran[v["input"]["bundle"]] += 1
         got = _fields(answer)
         if got != v["want"]:

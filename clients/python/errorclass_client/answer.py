@@ -12,6 +12,7 @@ server's name for it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 
 from errorclass_client.taxonomy import Effect, ErrorClass, UnknownReason
@@ -126,8 +127,18 @@ class Answer:
     explanation: Explanation | None = None
     explanation_text: str = ""
     local: bool = False
-    """True when the client's fallback classified in process (the service could not):
-    `ruleset_digest` then names the local ruleset."""
+    """True when the answer was decided in this process (from the client's bundle, or the
+    `fallback` given to it), not by the service: `ruleset_digest` then names the local
+    ruleset, and `bundle_digest` the bundle that decided."""
+    bundle_digest: str = ""
+    """For a local answer from a bundle, the bundle's digest (sha256 of its bytes, as
+    GetBundle names it); empty for the service's answers."""
+    retry_after: timedelta | None = None
+    """How long to wait before retrying: a retryable answer whose descriptor carries the
+    provider's retry evidence (`errorclass_client.retry_after`); None otherwise."""
+    retry_after_source: str = ""
+    """The attribute the wait was read from, ending " (capped)" when the rule's cap cut it
+    (as the wire's `retry_after_source` says it); empty without a wait."""
 
     @property
     def class_number(self) -> int:

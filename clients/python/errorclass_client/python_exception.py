@@ -55,6 +55,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 from errorclass_client import facts
+from errorclass_client._private import read_body
 from errorclass_client.descriptor import Cause, Descriptor, fit, origin
 from errorclass_client.error_body import NOTHING, BodyEvidence, evidence_from_bytes
 from errorclass_client.runtime_facts import merged, runtime_attributes
@@ -169,16 +170,16 @@ def _given_body(exc: BaseException, body: bytes | str | None) -> BodyEvidence:
 def body_evidence(exc: BaseException) -> BodyEvidence:
     """What the provider's error body on the exception's HTTP response says (error_body).
 
-    Only a body the HTTP client already read is used (`response._content`, set by httpx's
-    and requests' `read()`): describing a failure never reads from the network.
+    Only a body the HTTP client already read is used (`_private.read_body`): describing a
+    failure never reads from the network.
     """
     response = _get(exc, "response")
     if response is None or isinstance(response, Mapping):  # botocore's parsed dict is not one
         return NOTHING
-    content = _get(response, "_content")
-    if not isinstance(content, bytes | bytearray):
+    content = read_body(response)
+    if content is None:
         return NOTHING
-    return evidence_from_bytes(http_status(exc), _headers(response), bytes(content))
+    return evidence_from_bytes(http_status(exc), _headers(response), content)
 
 
 def _headers(obj: object) -> Mapping[str, str] | None:

@@ -113,6 +113,7 @@ def action_from_proto(a: pb.Action) -> Action:
 
 def answer_from_proto(r: pb.ClassifyResponse) -> Answer:
     has_explanation = r.HasField("explanation")
+    has_wait = r.HasField("retry_after")
     return Answer(
         error_class=error_class(r.error_class),
         class_name=r.class_name,
@@ -125,7 +126,31 @@ def answer_from_proto(r: pb.ClassifyResponse) -> Answer:
         unknown_reason=_enum(UnknownReason, r.unknown_reason),
         explanation=explanation_from_proto(r.explanation) if has_explanation else None,
         explanation_text=r.explanation.text if has_explanation else "",
+        retry_after=r.retry_after.ToTimedelta() if has_wait else None,
+        retry_after_source=r.retry_after_source if has_wait else "",
     )
+
+
+def answer_to_proto(a: Answer) -> pb.ClassifyResponse:
+    """An answer as the service writes one (what ReportDecisions carries), without its
+    explanation (a report's is ignored)."""
+    msg = pb.ClassifyResponse(
+        error_class=cast("pb.RunErrorClass", int(a.error_class)),
+        class_name=a.class_name,
+        action=pb.Action(
+            id=a.action.id, summary=a.action.summary, runbook_url=a.action.runbook_url
+        ),
+        effect=cast("pb.RunEffect", int(a.effect)),
+        retryable=a.retryable,
+        rule_id=a.rule_id,
+        ruleset_version=a.ruleset_version,
+        ruleset_digest=a.ruleset_digest,
+        unknown_reason=cast("pb.UnknownReason", int(a.unknown_reason)),
+    )
+    if a.retry_after is not None:
+        msg.retry_after.FromTimedelta(a.retry_after)
+        msg.retry_after_source = a.retry_after_source
+    return msg
 
 
 def _effect_label(number: int) -> str:

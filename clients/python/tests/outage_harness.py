@@ -55,6 +55,8 @@ def unavailable_server() -> Iterator[tuple[str, Unavailable]]:
         "ClassifyBatch": (pb.ClassifyBatchRequest, pb.ClassifyBatchResponse),
         "GetRuleset": (pb.GetRulesetRequest, pb.RulesetInfo),
         "ListClasses": (pb.ListClassesRequest, pb.ListClassesResponse),
+        "GetBundle": (pb.GetBundleRequest, pb.GetBundleResponse),
+        "ReportDecisions": (pb.ReportDecisionsRequest, pb.ReportDecisionsResponse),
     }
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(

@@ -11,6 +11,7 @@ how many vectors of each kind ran (`vectors: error_body 36`). Alone:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections import Counter
@@ -35,6 +36,7 @@ from errorclass_client.bundle import Bundle, BundleError
 from errorclass_client.descriptor import Descriptor, descriptor_fields
 from errorclass_client.error_body import BodyEvidence, stream_error
 from errorclass_client.python_exception import LANGUAGE
+from errorclass_client.retry_after import RetryAfter, retry_after
 from errorclass_client.runtime_facts import facts_attributes
 
 SPEC = Path(os.environ.get("ERRORCLASS_SPEC_DIR") or Path(__file__).parents[2] / "spec")
@@ -189,6 +191,26 @@ def _bundle(name: str) -> Bundle:
     return _LOADED[name]
 
 
+def _instant(text: str) -> dt.datetime:
+    """An RFC 3339 instant as the vectors write it (`2026-01-01T00:00:00Z`)."""
+    return dt.datetime.fromisoformat(text)
+
+
+def _wait(advice: RetryAfter | None) -> dict[str, Any] | None:
+    """A wait as the vectors spell it: seconds rounded to whole microseconds (a timedelta's
+    resolution), the attribute it came from, whether the cap cut it."""
+    if advice is None:
+        return None
+    return {"seconds": advice.seconds, "source": advice.source, "capped": advice.capped}
+
+
+def retry_after_(where: str, given: dict[str, Any], want: dict[str, Any]) -> None:
+    """The wait a retryable answer advises, from the descriptor's retry evidence."""
+    now = _instant(given["now"])
+    got = retry_after(given["attributes"], dt.timedelta(seconds=given["cap_seconds"]), lambda: now)
+    _differs(where, {"retry_after": want.get("retry_after")}, {"retry_after": _wait(got)})
+
+
 def bundle(where: str, given: dict[str, Any], want: dict[str, Any]) -> None:
     """Classify in process from the named bundle, as the service would."""
     descriptor = json.loads(json.dumps(given["descriptor"]))
@@ -198,7 +220,7 @@ def bundle(where: str, given: dict[str, Any], want: dict[str, Any]) -> None:
             if "message" in subject:
                 subject["message"] = subject["message"].replace("@PAD@", text)
     loaded = _bundle(given["bundle"])
-    answer = loaded.classify(descriptor)
+    answer = loaded.classify(descriptor, _instant(given["now"]) if "now" in given else None)
     got: dict[str, Any] = {"class": answer.class_name, "action": answer.action.id}
     got["effect"] = answer.effect
     if answer.retryable:
@@ -207,6 +229,8 @@ def bundle(where: str, given: dict[str, Any], want: dict[str, Any]) -> None:
         got["rule_id"] = answer.rule_id
     if answer.unknown_reason:
         got["unknown_reason"] = answer.unknown_reason
+    if answer.retry_after is not None:
+        got["retry_after"] = _wait(answer.retry_after)
     _differs(where, want, got)
     assert (answer.ruleset_version, answer.ruleset_digest) == (loaded.version, loaded.digest), (
         f"{where}: the answer names another ruleset than the bundle's"
@@ -243,6 +267,7 @@ RUNNERS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], None]] = {
     "outage": outage,
     "bundle": bundle,
     "bundle_verify": bundle_verify,
+    "retry_after": retry_after_,
 }
 """Every kind this client runs; a file of another kind fails."""
 

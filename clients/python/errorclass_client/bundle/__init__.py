@@ -23,6 +23,8 @@ imported only when a bundle is loaded.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from os import PathLike
@@ -32,8 +34,9 @@ from typing import Any
 from errorclass_client.bundle._evaluate import Action, Answer, BundleError, Evaluator
 from errorclass_client.bundle._verify import EXTRA, public_key
 from errorclass_client.bundle._verify import verify as _verify
+from errorclass_client.retry_after import RetryAfter
 
-__all__ = ["Action", "Answer", "Bundle", "BundleError"]
+__all__ = ["Action", "Answer", "Bundle", "BundleError", "RetryAfter"]
 
 FORMAT = "errorclass-bundle"
 FORMAT_VERSION = 1
@@ -81,6 +84,8 @@ class Bundle:
         """The ruleset's digest, the one GetRuleset reports and every answer carries."""
         self.key_ids = key_ids
         """The trusted keys whose signatures verified (empty: loaded without keys)."""
+        self.bundle_digest = f"sha256:{hashlib.sha256(data).hexdigest()}"
+        """sha256 of the bundle's bytes: GetBundle's `bundle_digest`, what local answers name."""
 
     @classmethod
     def load(
@@ -110,6 +115,10 @@ class Bundle:
             key_ids = _verify(data, signatures, keys)
         return cls(data, key_ids)
 
-    def classify(self, descriptor: Mapping[str, Any]) -> Answer:
-        """The service's answer for descriptor; ValueError for one the service would refuse."""
-        return self._evaluator.classify(descriptor)
+    def classify(self, descriptor: Mapping[str, Any], now: dt.datetime | None = None) -> Answer:
+        """The service's answer for descriptor; ValueError for one the service would refuse.
+
+        `now` (aware) is the clock a retryable answer's wait is read against when the
+        provider's date says when to retry and its `date` header is missing (default: the
+        system's clock, as the service uses its own)."""
+        return self._evaluator.classify(descriptor, now)

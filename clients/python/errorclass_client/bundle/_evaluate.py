@@ -9,9 +9,14 @@ answers.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
+
+from errorclass_client._private import re2_matcher
+from errorclass_client.retry_after import EVIDENCE, RetryAfter, retry_after, utc_now
 
 Subject = Any
 """A normalised descriptor (`_Descriptor`) or one of its causes (`_Cause`)."""
@@ -58,6 +63,9 @@ class Answer:
     ruleset_version: str
     ruleset_digest: str
     unknown_reason: str = ""
+    retry_after: RetryAfter | None = None
+    """How long to wait before retrying, for a retryable answer whose descriptor carries
+    the provider's retry evidence (capped by the rule's `retry_after_cap_seconds`)."""
 
 
 @dataclass(slots=True)
@@ -77,6 +85,13 @@ class _Descriptor(_Cause):
     provider: str = ""
     attributes: Mapping[str, str] | None = None
     causes: tuple[_Cause, ...] = ()
+    cause_names: tuple[str, ...] = ()
+    """Every type name of every cause's chain, once each: what a `cause` condition's type
+    test can hold for, so a bucket looks such rules up by it."""
+    cause_codes: tuple[str, ...] = ()
+    """Every cause's code, once each (likewise, for a `cause` condition's code)."""
+    cause_statuses: tuple[int, ...] = ()
+    """Every cause's HTTP status, once each (likewise)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +110,8 @@ class _Rule:
     answer: Answer
     agree_on: tuple[int, str]
     """(class, effect): what tied rules must agree on."""
+    cap: dt.timedelta | None
+    """The longest wait the answer advises: present exactly when it is retryable."""
 
 
 class Normaliser:
@@ -111,6 +128,21 @@ class Normaliser:
                 "unsupported_format", "the bundle strips fields this evaluator does not"
             )
 
+        self.lower_language = "language" in self.lower
+        self.lower_provider = "provider" in self.lower
+        lim = self.limits
+        self.max_causes = lim["MAX_CAUSES"]
+        self.max_supertypes = lim["MAX_SUPERTYPES"]
+        self.max_type = lim["MAX_TYPE_NAME_CHARS"]
+        self.max_code = lim["MAX_CODE_CHARS"]
+        self.max_label = lim["MAX_LABEL_CHARS"]
+        self.max_attributes = lim["MAX_ATTRIBUTES"]
+        self.max_key = lim["MAX_ATTRIBUTE_KEY_CHARS"]
+        self.max_value = lim["MAX_ATTRIBUTE_VALUE_CHARS"]
+
+    # The hottest code of an in-process answer (about half of it): written as plain loops
+    # and local names, each step the bundle's `descriptor` rule (docs/bundles.md).
+
     def strip(self, text: str) -> str:
         return text.strip(self.whitespace)
 
@@ -122,61 +154,135 @@ class Normaliser:
                 text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         return text[: self.max_message]
 
+    def _chain(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+        ws = self.whitespace
+        name = data["type"].strip(ws)
+        supertypes = data.get("supertypes")
+        if not supertypes:
+            chain: tuple[str, ...] = (name,)
+        else:
+            if len(supertypes) > self.max_supertypes:
+                raise ValueError("descriptor.type: too many supertypes")
+            chain = (name, *[t.strip(ws) for t in supertypes])
+        limit = self.max_type
+        for n in chain:
+            if not n or len(n) > limit:
+                raise ValueError("descriptor.type: a type name empty or past its limit")
+        return chain
+
+    def _code(self, data: Mapping[str, Any]) -> str:
+        code = data.get("code")
+        if code is None or code == "":
+            return ""
+        code = str(code).strip(self.whitespace)
+        if len(code) > self.max_code:
+            raise ValueError("descriptor.code: past its limit")
+        return code
+
+    def _message(self, data: Mapping[str, Any]) -> str:
+        text = data.get("message")
+        if not text:
+            return ""
+        if text.isascii() and len(text) <= self.max_message:
+            return str(text)
+        return self.message(text)
+
     def cause(self, data: Mapping[str, Any]) -> _Cause:
         return _Cause(
-            chain=self._chain(data),
-            http_status=data.get("http_status"),
-            grpc_status=data.get("grpc_status"),
-            code=self.strip(str(data.get("code", ""))),
-            message=self.message(data.get("message", "")),
+            self._chain(data),
+            data.get("http_status"),
+            data.get("grpc_status"),
+            self._code(data),
+            self._message(data),
         )
 
     def descriptor(self, data: Mapping[str, Any]) -> _Descriptor:
-        origin = str(data.get("origin", "") or "").strip().lower()
-        origin = self.aliases.get(origin, origin)
-        language = self.strip(data.get("language", ""))
-        provider = self.strip(data.get("provider", ""))
-        d = _Descriptor(
-            chain=self._chain(data),
-            http_status=data.get("http_status"),
-            grpc_status=data.get("grpc_status"),
-            code=self.strip(str(data.get("code", ""))),
-            message=self.message(data.get("message", "")),
-            origin="" if origin == "unspecified" else origin,
-            language=language.lower() if "language" in self.lower else language,
-            provider=provider.lower() if "provider" in self.lower else provider,
-            attributes=data.get("attributes") or {},
-            causes=tuple(self.cause(c) for c in data.get("causes", ())),
-        )
-        self._check(d)
-        return d
-
-    def _chain(self, data: Mapping[str, Any]) -> tuple[str, ...]:
-        return (self.strip(data["type"]), *(self.strip(s) for s in data.get("supertypes", ())))
-
-    def _check(self, d: _Descriptor) -> None:
-        """Refuse what the service refuses (ValueError naming the field): an answer for a
-        descriptor the service would not classify would be a local answer it never gives."""
-        lim = self.limits
-        subjects: Sequence[_Cause] = (d, *d.causes)
-        if len(d.causes) > lim["MAX_CAUSES"]:
-            raise ValueError(f"descriptor.causes: more than {lim['MAX_CAUSES']} causes")
-        for s in subjects:
-            if not s.chain[0] or len(s.chain) - 1 > lim["MAX_SUPERTYPES"]:
-                raise ValueError("descriptor.type: empty, or too many supertypes")
-            if any(not n or len(n) > lim["MAX_TYPE_NAME_CHARS"] for n in s.chain):
-                raise ValueError("descriptor.type: a type name empty or past its limit")
-            if len(s.code) > lim["MAX_CODE_CHARS"]:
-                raise ValueError("descriptor.code: past its limit")
-        if max(len(d.language), len(d.provider)) > lim["MAX_LABEL_CHARS"]:
+        """The descriptor as the service matches it; ValueError for one the service refuses
+        (an answer for a descriptor it would not classify would be one it never gives)."""
+        get = data.get
+        origin = get("origin")
+        if origin:
+            origin = str(origin).strip().lower()
+            origin = self.aliases.get(origin, origin)
+            if origin == "unspecified":
+                origin = ""
+        else:
+            origin = ""
+        ws = self.whitespace
+        language = get("language")
+        language = language.strip(ws) if language else ""
+        if language and self.lower_language:
+            language = language.lower()
+        provider = get("provider")
+        provider = provider.strip(ws) if provider else ""
+        if provider and self.lower_provider:
+            provider = provider.lower()
+        if len(language) > self.max_label or len(provider) > self.max_label:
             raise ValueError("descriptor.language/provider: past its limit")
-        attributes = d.attributes or {}
-        if len(attributes) > lim["MAX_ATTRIBUTES"] or any(
-            not 0 < len(k) <= lim["MAX_ATTRIBUTE_KEY_CHARS"]
-            or len(v) > lim["MAX_ATTRIBUTE_VALUE_CHARS"]
-            for k, v in attributes.items()
-        ):
-            raise ValueError("descriptor.attributes: past a limit, or an empty key")
+        attributes = get("attributes") or {}
+        if attributes:
+            self._check_attributes(attributes)
+        given = get("causes")
+        if given:
+            if len(given) > self.max_causes:
+                raise ValueError(f"descriptor.causes: more than {self.max_causes} causes")
+            causes = tuple([self.cause(c) for c in given])
+            cause_names = tuple(dict.fromkeys([n for c in causes for n in c.chain]))
+            cause_codes = tuple(dict.fromkeys([c.code for c in causes if c.code]))
+            cause_statuses = tuple(
+                dict.fromkeys([c.http_status for c in causes if c.http_status is not None])
+            )
+        else:
+            causes = cause_names = cause_codes = cause_statuses = ()
+        # the descriptor's own type, code and message, inlined (_chain, _code, _message)
+        name = data["type"].strip(ws)
+        supertypes = get("supertypes")
+        if supertypes:
+            if len(supertypes) > self.max_supertypes:
+                raise ValueError("descriptor.type: too many supertypes")
+            chain: tuple[str, ...] = (name, *[t.strip(ws) for t in supertypes])
+        else:
+            chain = (name,)
+        limit = self.max_type
+        for n in chain:
+            if not n or len(n) > limit:
+                raise ValueError("descriptor.type: a type name empty or past its limit")
+        code = get("code")
+        if code is None or code == "":
+            code = ""
+        else:
+            code = str(code).strip(ws)
+            if len(code) > self.max_code:
+                raise ValueError("descriptor.code: past its limit")
+        text = get("message")
+        if not text:
+            text = ""
+        elif not text.isascii() or len(text) > self.max_message:
+            text = self.message(text)
+        return _Descriptor(
+            chain,
+            get("http_status"),
+            get("grpc_status"),
+            code,
+            text,
+            None,
+            origin,
+            language,
+            provider,
+            attributes,
+            causes,
+            cause_names,
+            cause_codes,
+            cause_statuses,
+        )
+
+    def _check_attributes(self, attributes: Mapping[str, str]) -> None:
+        if len(attributes) > self.max_attributes:
+            raise ValueError("descriptor.attributes: past a limit")
+        key, value = self.max_key, self.max_value
+        for k, v in attributes.items():
+            if not 0 < len(k) <= key or len(v) > value:
+                raise ValueError("descriptor.attributes: past a limit, or an empty key")
 
 
 def _is_set(value: Any) -> bool:
@@ -190,28 +296,45 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
         names = frozenset(c["names"])
         return lambda s: not names.isdisjoint(s.chain)
     if kind == "field_in":
-        field = c["field"]
+        get = attrgetter(c["field"])
         if "ranges" in c:
             spans = tuple((lo, hi) for lo, hi in c["ranges"])
 
             def in_ranges(s: Subject) -> bool:
-                v = getattr(s, field)
-                return v is not None and any(lo <= v <= hi for lo, hi in spans)
+                v = get(s)
+                if v is None:
+                    return False
+                for lo, hi in spans:  # noqa: SIM110  (a loop: no generator on the hot path)
+                    if lo <= v <= hi:
+                        return True
+                return False
 
             return in_ranges
         values = frozenset(c["values"])
-        return lambda s: getattr(s, field) in values
+        return lambda s: get(s) in values
     if kind == "present":
-        field, wanted = c["field"], bool(c["present"])
-        return lambda s: _is_set(getattr(s, field)) is wanted
+        get, wanted = attrgetter(c["field"]), bool(c["present"])
+        return lambda s: _is_set(get(s)) is wanted
     if kind == "message":
-        search = re2.compile(c["pattern"], _options(re2)).search
+        pattern = c["pattern"]
+        search = _matcher(pattern, re2)
+        literal, anchored, whole = required_literal(pattern)
+        if whole:  # the pattern is its literal: no regex at all
+            return (
+                (lambda s: s.message.startswith(literal))
+                if anchored
+                else (lambda s: literal in s.message)
+            )
 
         def matches(s: Subject) -> bool:
+            if literal and (
+                not s.message.startswith(literal) if anchored else literal not in s.message
+            ):
+                return False  # the text every match begins with is not there
             raw = s.message_bytes
             if raw is None:
                 raw = s.message_bytes = s.message.encode()
-            return search(raw) is not None
+            return search(raw)
 
         return matches
     if kind == "attribute":
@@ -219,8 +342,154 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
         return lambda s: s.attributes.get(name) in values
     if kind == "cause":
         inner = tuple(_test(i, re2) for i in c["conditions"])
-        return lambda s: any(all(t(cause) for t in inner) for cause in s.causes)
+
+        def any_cause(s: Subject) -> bool:
+            for cause in s.causes:
+                for test in inner:
+                    if not test(cause):
+                        break
+                else:
+                    return True
+            return False
+
+        return any_cause
     raise BundleError("unsupported_format", f"a condition of kind {kind!r}")
+
+
+def _matcher(pattern: str, re2: Any) -> Callable[[bytes], bool]:
+    """Whether `pattern` matches somewhere in a message: compiled without its capturing
+    groups (a rule asks only whether it matches, and RE2 finds a match several times faster
+    when it need not say where each group is), else as written."""
+    try:
+        regexp = re2.compile(uncaptured(pattern), _options(re2))
+    except re2.error:
+        regexp = re2.compile(pattern, _options(re2))
+    return re2_matcher(regexp)
+
+
+def uncaptured(pattern: str) -> str:
+    """`pattern` with each capturing group, named or not, made non-capturing (`(a)` and
+    `(?P<n>a)` become `(?:a)`): the same messages match. Escapes, classes (POSIX ones
+    inside included) and `\\Q...\\E` are copied as they are."""
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            if pattern[i + 1 : i + 2] == "Q":
+                end = pattern.find("\\E", i + 2)
+                stop = n if end < 0 else end + 2
+                out.append(pattern[i:stop])
+                i = stop
+                continue
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if pattern.startswith("[:", i):
+                end = pattern.find(":]", i + 2)
+                if end >= 0:
+                    out.append(pattern[i : end + 2])
+                    i = end + 2
+                    continue
+            in_class = ch != "]"
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "[":
+            j = i + 1
+            if pattern[j : j + 1] == "^":
+                j += 1
+            if pattern[j : j + 1] == "]":
+                j += 1
+            out.append(pattern[i:j])
+            in_class, i = True, j
+            continue
+        if ch == "(":
+            if pattern[i + 1 : i + 2] != "?":
+                out.append("(?:")
+                i += 1
+                continue
+            if pattern.startswith(("(?P<", "(?<"), i):
+                end = pattern.find(">", i)
+                if end >= 0:
+                    out.append("(?:")
+                    i = end + 1
+                    continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_META = frozenset(".[](){}?*+|^$\\")
+
+
+def required_literal(pattern: str) -> tuple[str, bool, bool]:
+    """The text every match of `pattern` begins with (its leading literal characters), whether
+    the pattern anchors it at the start (`^`), and whether the pattern is nothing else.
+
+    A message without that text cannot match, so the evaluator checks it (a `startswith` or
+    `in` on the message, tens of nanoseconds) before calling RE2 (a microsecond): most
+    rules found by type are told apart by their message. Conservative: flags, escapes that
+    are not punctuation, a top-level alternation or a quantifier end the literal (a
+    character a quantifier applies to is left out), so the check never refuses a message
+    the pattern matches."""
+    if _alternates(pattern):
+        return "", False, False
+    anchored = pattern.startswith("^")
+    i = 1 if anchored else 0
+    out: list[str] = []
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if not nxt or not nxt.isascii() or nxt.isalnum():
+                break  # \b, \d, \x{..}, \Q...: not a plain character
+            literal, step = nxt, 2
+        elif ch in _META:
+            break
+        else:
+            literal, step = ch, 1
+        after = pattern[i + step : i + step + 1]
+        if after and after in "?*+{":
+            break
+        out.append(literal)
+        i += step
+    return "".join(out), anchored, i == len(pattern) and bool(out)
+
+
+def _alternates(pattern: str) -> bool:
+    """Whether `pattern` has a `|` outside every group and class (`a|b`): then no text
+    begins every match."""
+    depth, i, n = 0, 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            if pattern[i + 1 : i + 2] == "Q":  # \Q...\E: be safe, read it as alternating
+                return True
+            i += 2
+            continue
+        if ch == "[":
+            i += 1
+            if pattern[i : i + 1] == "^":
+                i += 1
+            if pattern[i : i + 1] == "]":
+                i += 1
+            while i < n and pattern[i] != "]":
+                if pattern[i] == "\\":
+                    i += 1
+                elif pattern[i : i + 2] == "[:":
+                    end = pattern.find(":]", i + 2)
+                    i = end + 1 if end >= 0 else i
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth <= 0:
+            return True
+        i += 1
+    return False
 
 
 _OPTIONS: list[Any] = []
@@ -236,48 +505,128 @@ def _options(re2: Any) -> Any:
     return _OPTIONS[0]
 
 
-SPLIT_FIELDS = ("code", "grpc_status", "provider", "origin", "language")
+SPLIT_FIELDS = (
+    "code", "http_status", "grpc_status", "cause_codes", "cause_statuses", "cause_names",
+    "provider", "language", "origin",
+)  # fmt: skip
+"""The fields a bucket looks a rule up by, the most selective first (a code names one
+failure, a status a few, an origin most of a runtime's). The `cause_*` ones are a `cause`
+condition's code, status or type test: the rule is looked up by each code, status or type
+name of the descriptor's causes (and the condition still tested: its other tests must hold
+for the same cause)."""
+CAUSE_FIELDS = {"code": "cause_codes", "http_status": "cause_statuses", "type": "cause_names"}
+MAX_SPLIT_VALUES = 600
+"""An http_status condition's ranges are looked up value by value up to this many (`4xx`
+is 100 values; every status is 500)."""
 
 
 class _Bucket:
     """Rules that share a type name (or have none), looked up by their split field."""
 
-    __slots__ = ("always", "by_field")
+    __slots__ = ("always", "by_cause", "by_field")
 
     def __init__(self, rules: Sequence[_Rule]) -> None:
-        self.always = [r for r in rules if r.split is None]
+        self.always = tuple(r for r in rules if r.split is None)
         by_field: dict[str, dict[Any, list[_Rule]]] = {}
         for rule in rules:
             if rule.split is not None:
                 field, values = rule.split
                 for value in values:
                     by_field.setdefault(field, {}).setdefault(value, []).append(rule)
-        self.by_field = tuple(by_field.items())
+        self.by_field = tuple(
+            (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
+            for field, index in by_field.items()
+            if not field.startswith("cause_")
+        )
+        self.by_cause = tuple(
+            (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
+            for field, index in by_field.items()
+            if field.startswith("cause_")
+        )
 
     def found(self, d: _Descriptor) -> list[_Rule]:
-        """The rules here whose every condition holds for d."""
-        out = [r for r in self.always if _holds(r, d)]
-        for field, index in self.by_field:
-            for r in index.get(getattr(d, field), ()):
-                if _holds(r, d):
-                    out.append(r)
+        """The rules here whose every condition holds for d (plain loops: the hot path)."""
+        out = []
+        for rule in self.always:
+            for test in rule.tests:
+                if not test(d):
+                    break
+            else:
+                out.append(rule)
+        for get, index in self.by_field:
+            for rule in index.get(get(d), ()):
+                for test in rule.tests:
+                    if not test(d):
+                        break
+                else:
+                    out.append(rule)
+        if self.by_cause and d.causes:
+            tried: set[int] = set()
+            for get, index in self.by_cause:
+                for value in get(d):
+                    for rule in index.get(value, ()):
+                        if rule.order in tried:  # listed under two values of the causes
+                            continue
+                        tried.add(rule.order)
+                        for test in rule.tests:
+                            if not test(d):
+                                break
+                        else:
+                            out.append(rule)
         return out
 
 
-def _holds(rule: _Rule, d: _Descriptor) -> bool:
-    # A loop, not all(<generator>): half the cost, on the hottest path.
-    for test in rule.tests:  # noqa: SIM110
-        if not test(d):
-            return False
-    return True
-
-
-def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[str, frozenset[Any]] | None:
-    plain = {
-        c["field"]: c["values"] for c in conditions if c["kind"] == "field_in" and "values" in c
-    }
+def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[int, str, frozenset[Any]] | None:
+    """The condition a bucket looks the rule up by (its index, field and values): the most
+    selective plain field the rule names; None when it names none."""
+    plain: dict[str, tuple[int, frozenset[Any]]] = {}
+    for i, c in enumerate(conditions):
+        if c["kind"] == "cause":
+            for inner in c["conditions"]:  # -1: the condition is still tested, on one cause
+                kind = inner["kind"]
+                field = CAUSE_FIELDS.get(inner.get("field", kind) if kind != "type" else kind)
+                if field is None or field in plain or kind not in ("type", "field_in"):
+                    continue
+                if kind == "type":
+                    plain[field] = (-1, frozenset(inner["names"]))
+                elif "values" in inner:
+                    plain[field] = (-1, frozenset(inner["values"]))
+                else:
+                    statuses = _statuses(inner["ranges"])
+                    if statuses is not None:
+                        plain[field] = (-1, statuses)
+            continue
+        if c["kind"] != "field_in" or c["field"] in plain:
+            continue
+        if "values" in c:
+            plain[c["field"]] = (i, frozenset(c["values"]))
+        elif c["field"] == "http_status":
+            statuses = _statuses(c["ranges"])
+            if statuses is not None:
+                plain["http_status"] = (i, statuses)
     field = next((f for f in SPLIT_FIELDS if f in plain), None)
-    return None if field is None else (field, frozenset(plain[field]))
+    if field is None:
+        return None
+    index, values = plain[field]
+    return index, field, values
+
+
+def _statuses(ranges: Sequence[Sequence[int]]) -> frozenset[int] | None:
+    """The statuses of inclusive ranges, when few enough to look up one by one."""
+    if sum(hi - lo + 1 for lo, hi in ranges) > MAX_SPLIT_VALUES:
+        return None
+    return frozenset(v for lo, hi in ranges for v in range(lo, hi + 1))
+
+
+def _cap(answer: Mapping[str, Any]) -> dt.timedelta | None:
+    """A retryable answer's cap on the wait it advises; None for one that advises none."""
+    seconds = answer.get("retry_after_cap_seconds")
+    if seconds is None or not answer["retryable"]:
+        return None
+    return dt.timedelta(seconds=seconds)
+
+
+_KEY = attrgetter("rank", "order")
 
 
 class Evaluator:
@@ -293,7 +642,7 @@ class Evaluator:
             for reason in ("no_match", "conflict")
         }
         rules = [self._rule(r, re2) for r in data["rules"]]
-        self.tiers: list[tuple[dict[str, _Bucket], _Bucket]] = []
+        tiers: list[tuple[dict[str, _Bucket], _Bucket | None]] = []
         for tier in range(4):
             by_type: dict[str, list[_Rule]] = {}
             untyped: list[_Rule] = []
@@ -304,7 +653,15 @@ class Evaluator:
                     by_type.setdefault(name, []).append(rule)
             if by_type or untyped:
                 buckets = {name: _Bucket(rs) for name, rs in by_type.items()}
-                self.tiers.append((buckets, _Bucket(untyped)))
+                tiers.append((buckets, _Bucket(untyped) if untyped else None))
+        self.untyped: tuple[_Bucket | None, ...] = tuple(u for _, u in tiers)
+        """Each tier's rules without a type (None when it has none), tried after its typed."""
+        names = {name for by_type, _ in tiers for name in by_type}
+        self.by_name: dict[str, tuple[_Bucket | None, ...]] = {
+            name: tuple(by_type.get(name) for by_type, _ in tiers) for name in names
+        }
+        """Each type name a rule lists, and its bucket in each tier (None where no rule of
+        that tier lists it): a descriptor's chain is looked up once, not once per tier."""
 
     def _answer(self, a: Mapping[str, Any], rule_id: str, reason: str = "") -> Answer:
         act = a["action"]
@@ -323,42 +680,65 @@ class Evaluator:
     def _rule(self, r: Mapping[str, Any], re2: Any) -> _Rule:
         names = r.get("type")
         answer = self._answer(r["answer"], r["id"])
+        conditions = r["conditions"]
+        split = _split(conditions)
+        skipped = -1 if split is None else split[0]  # looked up by, so never tested
         return _Rule(
             id=r["id"],
             order=r["order"],
             names=frozenset(names) if names is not None else None,
-            tests=tuple(_test(c, re2) for c in r["conditions"]),
-            split=_split(r["conditions"]),
+            tests=tuple(_test(c, re2) for i, c in enumerate(conditions) if i != skipped),
+            split=None if split is None else split[1:],
             tier=(0 if r["decisive"] else 2) + (1 if r["fallback"] else 0),
             rank=(-r["condition_count"], -r["priority"], r["layer"]),
             answer=answer,
             agree_on=(answer.error_class, answer.effect),
+            cap=_cap(r["answer"]),
         )
 
-    def classify(self, data: Mapping[str, Any]) -> Answer:
+    def classify(self, data: Mapping[str, Any], now: dt.datetime | None = None) -> Answer:
         d = self.normaliser.descriptor(data)
-        for by_type, untyped in self.tiers:
-            found = self._nearest(by_type, untyped, d)
+        listed = [b for b in map(self.by_name.get, d.chain) if b is not None]
+        """The chain's names some rule lists, nearest first: type depth order."""
+        for tier, untyped in enumerate(self.untyped):
+            found = None
+            for buckets in listed:
+                bucket = buckets[tier]
+                if bucket is not None:
+                    found = bucket.found(d)
+                    if found:
+                        break
+            else:
+                if untyped is not None:
+                    found = untyped.found(d)
             if found:
-                return self._decide(found)
+                return self._answered(found, d, now)
         return self.unknown["no_match"]
 
-    @staticmethod
-    def _nearest(by_type: Mapping[str, _Bucket], untyped: _Bucket, d: _Descriptor) -> list[_Rule]:
-        """The matching rules at the nearest type depth that has any (type depth is the next
-        precedence key after the tier, so nothing deeper can win)."""
-        for name in d.chain:
-            bucket = by_type.get(name)
-            if bucket is not None:
-                found = bucket.found(d)
-                if found:
-                    return found
-        return untyped.found(d)
-
-    def _decide(self, found: list[_Rule]) -> Answer:
-        best = min(r.rank for r in found)
-        top = sorted((r for r in found if r.rank == best), key=lambda r: r.order)
-        first = top[0]
-        if any(r.agree_on != first.agree_on for r in top[1:]):
+    def _answered(self, found: list[_Rule], d: _Descriptor, now: dt.datetime | None) -> Answer:
+        """The answer of the matches at the nearest depth (type depth is the next precedence
+        key after the tier, so nothing deeper can win), with the wait it advises."""
+        rule = found[0] if len(found) == 1 else self._decide(found)
+        if rule is None:
             return self.unknown["conflict"]
-        return first.answer
+        attributes = d.attributes
+        if rule.cap is None or not attributes or EVIDENCE.isdisjoint(attributes):
+            return rule.answer
+        wait = retry_after(attributes, rule.cap, utc_now if now is None else lambda: now)
+        if wait is None:
+            return rule.answer
+        a = rule.answer  # not dataclasses.replace: a tenth of its cost
+        return Answer(
+            a.error_class, a.class_name, a.action, a.effect, a.retryable, a.rule_id,
+            a.ruleset_version, a.ruleset_digest, a.unknown_reason, wait,
+        )  # fmt: skip
+
+    @staticmethod
+    def _decide(found: list[_Rule]) -> _Rule | None:
+        """The rule that answers among those found at one depth; None for a conflict."""
+        first = min(found, key=_KEY)  # the best rank, the first in order among it
+        best, agree_on = first.rank, first.agree_on
+        for r in found:
+            if r.rank == best and r.agree_on != agree_on:
+                return None
+        return first

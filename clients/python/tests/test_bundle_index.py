@@ -1,0 +1,122 @@
+"""The evaluator's shortcuts never change an answer: the literal a message must hold before
+RE2 is asked (`required_literal`) is one every match holds, and a pattern compiled without
+its capturing groups (`uncaptured`) matches the same messages. (The bundle vectors prove
+the answers; this proves each shortcut on its own, on patterns built to trip it.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from errorclass_client.bundle._evaluate import required_literal, uncaptured
+
+re2 = pytest.importorskip("re2")
+SPEC = Path(__file__).parents[2] / "spec"
+
+CASES = [
+    ("prompt is too long", ("prompt is too long", False, True)),
+    ("^HTTP 429 \\(insufficient_quota\\)", ("HTTP 429 (insufficient_quota)", True, True)),
+    (
+        "^API returned unexpected status code: 429\\b",
+        ("API returned unexpected status code: 429", True, False),
+    ),
+    ("^abc$", ("abc", True, False)),
+    ("ab?c", ("a", False, False)),
+    ("ab*c", ("a", False, False)),
+    ("ab{2}c", ("a", False, False)),
+    ("a|b", ("", False, False)),
+    ("^x(a|b)", ("x", True, False)),
+    ("ab|c", ("", False, False)),
+    ("[|]ab", ("", False, False)),
+    ("[]|]x|y", ("", False, False)),
+    ("[[:alpha:]|]x", ("", False, False)),
+    ("\\Qa|b\\E", ("", False, False)),
+    ("(?i)abc", ("", False, False)),
+    ("\\bword", ("", False, False)),
+    ("a\\.b", ("a.b", False, True)),
+    ("é+x", ("", False, False)),
+    ("", ("", False, False)),
+]
+
+
+@pytest.mark.parametrize(("pattern", "want"), CASES, ids=[c[0] or "empty" for c in CASES])
+def test_the_literal_is_the_text_every_match_begins_with(
+    pattern: str, want: tuple[str, bool, bool]
+) -> None:
+    assert required_literal(pattern) == want
+
+
+UNCAPTURED = [
+    ("(a|b)c", "(?:a|b)c"),
+    ("(?P<x>a)(?<y>b)", "(?:a)(?:b)"),
+    ("(?i)(a)", "(?i)(?:a)"),
+    ("(?:a)(b)", "(?:a)(?:b)"),
+    ("[(]a", "[(]a"),
+    ("[]()]x", "[]()]x"),
+    ("[^]()]x", "[^]()]x"),
+    ("[[:alpha:](]y(z)", "[[:alpha:](]y(?:z)"),
+    ("\\(a\\)", "\\(a\\)"),
+    ("\\Q(a)\\E(b)", "\\Q(a)\\E(?:b)"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "want"), UNCAPTURED, ids=[c[0] for c in UNCAPTURED])
+def test_capturing_groups_become_non_capturing_and_nothing_else_changes(
+    pattern: str, want: str
+) -> None:
+    assert uncaptured(pattern) == want
+
+
+def _patterns() -> list[str]:
+    found: list[str] = []
+
+    def walk(conditions: list[dict[str, object]]) -> None:
+        for c in conditions:
+            if c["kind"] == "message":
+                found.append(str(c["pattern"]))
+            elif c["kind"] == "cause":
+                walk(c["conditions"])  # type: ignore[arg-type]
+
+    for path in sorted((SPEC / "bundles").glob("*.json")):
+        for rule in json.loads(path.read_text("utf-8"))["rules"]:
+            walk(rule["conditions"])
+    return found
+
+
+def test_no_shortcut_disagrees_with_re2_on_any_vector_message() -> None:
+    """Over every pattern of the spec's bundles and the messages of the bundle vectors (and
+    of the hand-made cases), RE2's verdict and the literal's never disagree on a match, and
+    the pattern without its groups matches exactly the same messages."""
+    messages: set[str] = {p for p, _ in CASES} | {"ac", "bc", "ab", "(a)b", "y", "z", "(a)"}
+    for path in sorted((SPEC / "vectors").glob("bundle*.json")):
+        for v in json.loads(path.read_text("utf-8"))["vectors"]:
+            d = v["input"].get("descriptor")
+            if d is None:  # bundle_verify
+                continue
+            for subject in (d, *d.get("causes", ())):
+                text = subject.get("message")
+                if text and "@PAD@" not in text:  # as matched: lone surrogates replaced
+                    messages.add(
+                        text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+                    )
+    patterns = _patterns() + [p for p, _ in CASES] + [p for p, _ in UNCAPTURED]
+    assert len(patterns) > 90
+    wrong = []
+    for pattern in patterns:
+        literal, anchored, whole = required_literal(pattern)
+        search = re2.compile(pattern).search
+        bare = re2.compile(uncaptured(pattern)).search
+        for message in messages:
+            found = search(message) is not None
+            if (bare(message) is not None) != found:
+                wrong.append(("uncaptured", pattern, message))
+            if not literal:
+                continue
+            holds = message.startswith(literal) if anchored else literal in message
+            if found and not holds:
+                wrong.append(("literal", pattern, message))
+            if whole and holds != found:
+                wrong.append(("whole", pattern, message))
+    assert wrong == []
