@@ -184,6 +184,33 @@ def breaker_pybreaker_half_open(env: ToolEnv) -> Failure:
     return Failure(exc, RUNTIME, BREAKER)
 
 
+@pair("aiobreaker-trial-failed", "breaker.half-open")
+def breaker_aiobreaker_half_open(env: ToolEnv) -> Failure:
+    """aiobreaker, like pybreaker, admits the half-open trial; when it fails the breaker
+    opens again and raises its own error (from the provider's)."""
+    import datetime
+
+    import aiobreaker
+
+    breaker = aiobreaker.CircuitBreaker(
+        fail_max=1, timeout_duration=datetime.timedelta(milliseconds=50)
+    )
+
+    async def down() -> None:
+        _provider_down()
+
+    async def trial() -> None:
+        with contextlib.suppress(ConnectionResetError, aiobreaker.CircuitBreakerError):
+            await breaker.call_async(down)  # trips it
+        await asyncio.sleep(0.1)  # past timeout_duration: the next call is the trial
+        await breaker.call_async(down)
+
+    exc = raised(lambda: asyncio.run(trial()))
+    assert isinstance(exc, aiobreaker.CircuitBreakerError), exc
+    assert "Trial call" in str(exc), exc
+    return Failure(exc, RUNTIME, BREAKER)
+
+
 class CircuitHalfOpenError(RuntimeError):
     """The runtime's own asyncio breaker refusing a call while its one probe is in flight."""
 
