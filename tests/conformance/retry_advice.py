@@ -5,7 +5,8 @@ The conformance judges compare the wait the service advises with the one the fak
 asked for. errorclass_client's `Answer` does not carry the wait yet, so the judges ask the
 same server on the client's own channel and read the response message themselves; the
 class, action and rule come from the same response through the client's own conversion
-(`wire.answer_from_proto`), so nothing is classified twice.
+(`wire.answer_from_proto`), after the client's own validation (`validate`), so nothing is
+classified twice and a descriptor the client would refuse is refused here too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from errorclass_client import Answer, Client, Descriptor, wire
 from errorclass_client.client import SERVICE
+from errorclass_client.descriptor import validate
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 
 CALL_TIMEOUT_S = 10.0
@@ -34,7 +36,8 @@ def classify(client: Client, d: Descriptor) -> Advice:
         request_serializer=pb.ClassifyRequest.SerializeToString,
         response_deserializer=pb.ClassifyResponse.FromString,
     )
-    response: pb.ClassifyResponse = call(wire.request(d, False), timeout=CALL_TIMEOUT_S)
+    request = wire.request(validate(d), False)  # refused as Client.classify refuses it
+    response: pb.ClassifyResponse = call(request, timeout=CALL_TIMEOUT_S)
     wait = (
         response.retry_after.ToTimedelta().total_seconds()
         if response.HasField("retry_after")
