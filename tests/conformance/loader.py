@@ -14,6 +14,8 @@ A file reads as documentation (see docs/conformance.md):
         # or  fault: reset | hang | cut_body | truncated_body | refuse | connect_timeout
         # or  stream: {events: [{event: name, data: {...}}, ...], then: end | cut}
         want: {class: RateLimited, action: provider.backoff}   # action only where it matters
+        # want may add retry_after: the seconds the answer must advise (what the provider
+        # asked for, within the ruleset's cap), or `none`: no wait may be advised
         sdks: [python.openai, python.httpx]                   # the drivers that run it
         known: {python.aiohttp: "why this pair is still answered wrongly"}   # optional
 
@@ -61,10 +63,30 @@ class Stream:
     headers: Mapping[str, str] = field(default_factory=dict)
 
 
+NO_WAIT = "none"
+
+
 @dataclass(frozen=True)
 class Want:
     error_class: str
     action: str | None = None
+    retry_after: float | str | None = None
+    """Seconds the answer's `retry_after` must be, NO_WAIT when it must advise no wait (an
+    answer that is not retryable, whatever the provider's headers say), None when the
+    scenario does not judge it."""
+
+    @property
+    def retry_after_wanted(self) -> bool:
+        return self.retry_after is not None
+
+    def retry_after_right(self, got: float | None) -> bool:
+        """Whether the advised wait is the one wanted (to the millisecond: the waits are
+        whole milliseconds on the wire); True when the scenario does not judge it."""
+        if self.retry_after is None:
+            return True
+        if self.retry_after == NO_WAIT:
+            return got is None
+        return got is not None and abs(got - float(self.retry_after)) < 0.001
 
 
 @dataclass(frozen=True)
@@ -127,8 +149,12 @@ def _scenario(raw: object, where: str, source: str) -> Scenario:
     if len(kinds) != 1:
         raise ScenarioError(f"{where}: exactly one of response, fault, stream")
     want = raw["want"]
-    if not isinstance(want, dict) or "class" not in want or set(want) - {"class", "action"}:
-        raise ScenarioError(f"{where}: want is {{class: ..., action: ...}}")
+    if (
+        not isinstance(want, dict)
+        or "class" not in want
+        or set(want) - {"class", "action", "retry_after"}
+    ):
+        raise ScenarioError(f"{where}: want is {{class: ..., action: ..., retry_after: ...}}")
     if want["class"] not in ErrorClass.__members__:
         raise ScenarioError(f"{where}: unknown class {want['class']!r}")
     sdks = raw["sdks"]
@@ -141,7 +167,11 @@ def _scenario(raw: object, where: str, source: str) -> Scenario:
         id=sid,
         note=str(raw["note"]),
         api=raw["api"],
-        want=Want(error_class=want["class"], action=want.get("action")),
+        want=Want(
+            error_class=want["class"],
+            action=want.get("action"),
+            retry_after=_retry_after(want.get("retry_after"), where),
+        ),
         sdks=tuple(sdks),
         response=_response(raw["response"], where) if "response" in raw else None,
         fault=_fault(raw["fault"], where) if "fault" in raw else None,
@@ -150,6 +180,16 @@ def _scenario(raw: object, where: str, source: str) -> Scenario:
         request=dict(raw.get("request") or {}),
         source=source,
     )
+
+
+def _retry_after(raw: object, where: str) -> float | str | None:
+    if raw is None or raw == NO_WAIT:
+        return raw
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
+        raise ScenarioError(
+            f"{where}: want.retry_after is seconds (a number >= 0) or {NO_WAIT!r}, not {raw!r}"
+        )
+    return float(raw)
 
 
 def _response(raw: object, where: str) -> Response:

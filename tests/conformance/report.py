@@ -1,8 +1,8 @@
 """Run every (sdk, scenario) pair outside pytest and print the table per SDK.
 
     python -m tests.conformance.report              # the tables (per SDK; per language, right
-                                                    # class and right action apart), then every
-                                                    # pair not right
+                                                    # class, right action and right retry_after
+                                                    # apart), then every pair not right
     python -m tests.conformance.report --sdk python.openai --details
 
 The same `judge` as the pytest items: the fake provider and a classifier server serving
@@ -29,7 +29,7 @@ from tests.conformance.java_drivers import running as running_java
 from tests.conformance.loader import load_scenarios
 from tests.conformance.node_drivers import node_available
 from tests.conformance.node_drivers import running as running_node
-from tests.conformance.runner import RIGHT, VERDICTS, Result, judge, pairs
+from tests.conformance.runner import RIGHT, VERDICTS, WRONG_WAIT, Result, judge, pairs
 from tests.conformance.verdict_table import class_and_action_table, verdict_table
 from tests.support import BUNDLED_RULES
 
@@ -78,8 +78,18 @@ def run(
 
 
 def table(results: list[Result]) -> str:
-    """Per SDK: pairs, right, wrong class, wrong action, Unknown, no failure; and a total."""
-    columns = ("sdk", "pairs", "right", "wrong class", "wrong action", "Unknown", "no failure")
+    """Per SDK: pairs, right, wrong class, wrong action, wrong retry_after, Unknown, no
+    failure; and a total."""
+    columns = (
+        "sdk",
+        "pairs",
+        "right",
+        "wrong class",
+        "wrong action",
+        "wrong retry_after",
+        "Unknown",
+        "no failure",
+    )
     return verdict_table(results, lambda r: r.sdk, columns, VERDICTS)
 
 
@@ -124,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"- {r.pair_id}: {r.verdict}, got {r.got_class}/{r.got_action or '-'}"
                     f" ({r.rule_id or '-'}), want {r.scenario.want.error_class}"
                     + (f"/{r.scenario.want.action}" if r.scenario.want.action else "")
+                    + (
+                        f", retry_after got {r.got_retry_after} want {r.scenario.want.retry_after}"
+                        if r.verdict == WRONG_WAIT
+                        else ""
+                    )
                     + (" [stream asked, non-stream answer]" if r.stream_mismatches else "")
                     + (" [known]" if known else "")
                 )

@@ -21,18 +21,20 @@ from errorclass_client import (
     descriptor_from_response,
 )
 from errorclass_client.descriptor import as_descriptor
+from tests.conformance import retry_advice
 from tests.conformance.drivers import Driver, Outcome
 from tests.conformance.fake_provider import FakeProvider
 from tests.conformance.loader import Scenario
 
-RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE = (
+RIGHT, WRONG, WRONG_ACTION, WRONG_WAIT, UNKNOWN, NO_FAILURE = (
     "right",
     "wrong",
     "wrong action",
+    "wrong retry_after",
     "Unknown",
     "no failure",
 )
-VERDICTS = (RIGHT, WRONG, WRONG_ACTION, UNKNOWN, NO_FAILURE)
+VERDICTS = (RIGHT, WRONG, WRONG_ACTION, WRONG_WAIT, UNKNOWN, NO_FAILURE)
 UNREACHED_FAULTS = ("refuse", "connect_timeout")
 
 
@@ -42,7 +44,8 @@ class Result:
     scenario: Scenario
     verdict: str
     """right; wrong (a class other than the one wanted); wrong action (the right class with
-    another action than the one wanted); Unknown; no failure (the call returned normally and
+    another action than the one wanted); wrong retry_after (the right class and action, and
+    another wait than the scenario's); Unknown; no failure (the call returned normally and
     the helper found no failure in the response, which is right only when Unknown is wanted)."""
     got_class: str
     got_action: str
@@ -53,6 +56,9 @@ class Result:
     stream_mismatches: int = 0
     """Requests for a stream that the scenario answered with a 2xx non-stream body: an
     answer no real API gives, so the pair says nothing (the test fails it)."""
+    got_retry_after: float | None = None
+    """The wait the answer advised, in seconds (None: none)."""
+    retry_after_source: str = ""
 
     @property
     def pair_id(self) -> str:
@@ -77,12 +83,27 @@ class Result:
         """The class and the action wanted (an action is only right with its class)."""
         return self.class_right and self.got_action == self.scenario.want.action
 
+    @property
+    def retry_after_wanted(self) -> bool:
+        return self.scenario.want.retry_after_wanted
+
+    @property
+    def retry_after_right(self) -> bool:
+        """The class wanted and the wait wanted (a wait is only right with its class)."""
+        return self.class_right and self.scenario.want.retry_after_right(self.got_retry_after)
+
     def explain(self) -> str:
         want = self.scenario.want
+        wait = f" / retry_after {want.retry_after}" if want.retry_after is not None else ""
         lines = [
             f"{self.pair_id}: {self.verdict}",
-            f"  want  {want.error_class}" + (f" / {want.action}" if want.action else ""),
-            f"  got   {self.got_class} / {self.got_action} (rule {self.rule_id or '-'})",
+            f"  want  {want.error_class}" + (f" / {want.action}" if want.action else "") + wait,
+            f"  got   {self.got_class} / {self.got_action} (rule {self.rule_id or '-'})"
+            + (
+                f" / retry_after {self.got_retry_after} ({self.retry_after_source})"
+                if self.got_retry_after is not None
+                else ""
+            ),
             f"  attempts {self.attempts} (expected {self.expected_attempts})",
         ]
         if self.stream_mismatches:
@@ -158,10 +179,16 @@ def judge(
     if d is None:
         verdict = RIGHT if want.error_class == "Unknown" else NO_FAILURE
         return Result(sdk, scenario, verdict, "", "", "", None, attempts, expected, mismatches)
-    answer = client.classify(d)
+    advice = retry_advice.classify(client, d)
+    answer = advice.answer
     got = answer.class_name
     if got == want.error_class:
-        verdict = RIGHT if want.action in (None, answer.action.id) else WRONG_ACTION
+        if want.action not in (None, answer.action.id):
+            verdict = WRONG_ACTION
+        elif not want.retry_after_right(advice.retry_after):
+            verdict = WRONG_WAIT
+        else:
+            verdict = RIGHT
     elif got == "Unknown":
         verdict = UNKNOWN
     else:
@@ -177,4 +204,6 @@ def judge(
         attempts,
         expected,
         mismatches,
+        advice.retry_after,
+        advice.source,
     )

@@ -146,3 +146,26 @@ def test_loader_refuses_bad_files(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="exactly one of"):
         load_scenarios(tmp_path)
     assert len(load_scenarios()) >= 60
+
+
+def test_loader_reads_the_wait_a_scenario_wants(tmp_path: Path) -> None:
+    """`retry_after` is seconds or `none`; anything else is refused with the scenario's place."""
+    line = "scenarios:\n  - {{id: x, note: n, api: openai, want: {{class: RateLimited, retry_after: {}}}, sdks: [a], fault: reset}}\n"
+    (tmp_path / "s.yaml").write_text(line.format("1.5"))
+    want = load_scenarios(tmp_path)["x"].want
+    assert (want.retry_after, want.retry_after_wanted) == (1.5, True)
+    assert want.retry_after_right(1.5)
+    assert not want.retry_after_right(2.0)
+    assert not want.retry_after_right(None)
+    (tmp_path / "s.yaml").write_text(line.format("none"))
+    want = load_scenarios(tmp_path)["x"].want
+    assert want.retry_after_right(None)
+    assert not want.retry_after_right(58.0)
+    for bad in ("-1", "soon", "true"):
+        (tmp_path / "s.yaml").write_text(line.format(bad))
+        with pytest.raises(
+            ScenarioError, match=r"s\.yaml: scenarios\[0\] \(x\): want\.retry_after"
+        ):
+            load_scenarios(tmp_path)
+    assert not Want("Timeout").retry_after_wanted
+    assert Want("Timeout").retry_after_right(3.0)

@@ -38,22 +38,25 @@ class _Scored:
     class_right: bool
     action_wanted: bool
     action_right: bool
+    retry_after_wanted: bool = False
+    retry_after_right: bool = False
 
 
-def test_class_and_action_are_counted_apart_per_language() -> None:
-    """A right class with a wrong action counts as a right class only; an action is counted
-    only where one is wanted, and only with its class."""
+def test_class_action_and_wait_are_counted_apart_per_language() -> None:
+    """A right class with a wrong action (or wait) counts as a right class only; an action
+    or a wait is counted only where one is wanted, and only with its class."""
     results = [
-        _Scored("python", True, True, True),
-        _Scored("python", True, True, False),
-        _Scored("python", True, False, False),
+        _Scored("python", True, True, True, True, True),
+        _Scored("python", True, True, False, True, False),
+        _Scored("python", True, False, False, False, True),
         _Scored("go", False, True, False),
-        _Scored("go", True, False, False),
+        _Scored("go", True, False, False, True, True),
     ]
     assert class_and_action_table(results).splitlines() == [
-        "| language | pairs | right class | action wanted | right action |",
-        "|---|--:|--:|--:|--:|",
-        "| go | 2 | 1 | 1 | 0 |",
-        "| python | 3 | 3 | 2 | 1 |",
-        "| **total** | 5 | 4 | 3 | 1 |",
+        "| language | pairs | right class | action wanted | right action"
+        " | retry_after wanted | right retry_after |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+        "| go | 2 | 1 | 1 | 0 | 1 | 1 |",
+        "| python | 3 | 3 | 2 | 1 | 2 | 1 |",
+        "| **total** | 5 | 4 | 3 | 1 | 3 | 2 |",
     ]

@@ -1,5 +1,6 @@
 """The markdown tables both conformance reports print: per group, pairs and a count per
-verdict; and per language, the right class and the right action counted apart."""
+verdict; and per language, the right class, the right action and the right retry_after
+counted apart."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ class Judged(Protocol):
 
 
 class Scored(Protocol):
-    """A pair scored twice: is its class the one wanted, and, where the scenario or
-    situation names an action, is the action the one wanted too."""
+    """A pair scored three times: is its class the one wanted; where the scenario or
+    situation names an action, is the action the one wanted too; where it names a wait, is
+    the answer's retry_after that wait."""
 
     @property
     def language(self) -> str: ...
@@ -25,6 +27,10 @@ class Scored(Protocol):
     def action_wanted(self) -> bool: ...
     @property
     def action_right(self) -> bool: ...
+    @property
+    def retry_after_wanted(self) -> bool: ...
+    @property
+    def retry_after_right(self) -> bool: ...
 
 
 R = TypeVar("R", bound=Judged)
@@ -54,18 +60,30 @@ def verdict_table(
 
 S = TypeVar("S", bound=Scored)
 
-CLASS_AND_ACTION = ("language", "pairs", "right class", "action wanted", "right action")
+CLASS_AND_ACTION = (
+    "language",
+    "pairs",
+    "right class",
+    "action wanted",
+    "right action",
+    "retry_after wanted",
+    "right retry_after",
+)
 
 
 def class_and_action_table(results: Sequence[S]) -> str:
     """Per language (sorted) and a total: pairs, those with the right class, those whose
-    want names an action, and those of them with the right class and action. A pair with
-    the right class and the wrong action counts in the first and not the last, so the two
-    measure different things: what the failure is, and what to do about it."""
+    want names an action and those of them with the right class and action, those whose
+    want names a wait and those of them with the right class and wait. A pair with the
+    right class and the wrong action (or wait) counts in the first and not the later, so
+    they measure different things: what the failure is, what to do about it, and when."""
     groups: dict[str, list[S]] = defaultdict(list)
     for r in results:
         groups[r.language].append(r)
-    rows = ["| " + " | ".join(CLASS_AND_ACTION) + " |", "|---|" + "--:|" * 4]
+    rows = [
+        "| " + " | ".join(CLASS_AND_ACTION) + " |",
+        "|---|" + "--:|" * (len(CLASS_AND_ACTION) - 1),
+    ]
 
     def row(name: str, rs: Sequence[S]) -> str:
         counts = (
@@ -73,6 +91,8 @@ def class_and_action_table(results: Sequence[S]) -> str:
             sum(r.class_right for r in rs),
             sum(r.action_wanted for r in rs),
             sum(r.action_wanted and r.action_right for r in rs),
+            sum(r.retry_after_wanted for r in rs),
+            sum(r.retry_after_wanted and r.retry_after_right for r in rs),
         )
         return f"| {name} | " + " | ".join(str(c) for c in counts) + " |"
 

@@ -8,7 +8,7 @@
 // A request is {"pair", "env": {"tool_api", "closed_port", "tmp"}, "contract": bool}; the
 // answer {"pair", "descriptor", "chain", "error"}. A pair returns {error, origin, knows}
 // (knows: what only the runtime knows, the helper's contract options timeLimit, veto,
-// stage, providerCalls) or {descriptor} built by a helper itself. With contract false the
+// stage, refusedBy, providerCalls) or {descriptor} built by a helper itself. With contract false the
 // error is described with the origin only (the baseline). `error` in the answer is a
 // driver bug, never the failure. Pairs run one at a time, each bounded.
 import { createRequire } from 'node:module';

@@ -50,6 +50,16 @@ class Result:
         """The class and the action wanted (an action is only right with its class)."""
         return self.class_right and self.got_action == self.situation.want.action
 
+    @property
+    def retry_after_wanted(self) -> bool:
+        """No situation names a wait (the runtime's own failures are not the provider's
+        retry evidence): the reports' retry_after columns count none here."""
+        return False
+
+    @property
+    def retry_after_right(self) -> bool:
+        return False
+
     def explain(self) -> str:
         want = self.situation.want
         lines = [

@@ -1,8 +1,8 @@
 // Command runtime is Go's side of the runtime suite (tests/conformance/runtime/README.md):
 // each pair `go.<mechanism>::<situation-id>` raises a real failure with real Go code and
 // describes it with errorclass.Describe, the contract's attributes set through the
-// module's options (ToolTimeLimit, RunTimeLimit, Veto, DefinitionStage, ProviderCalls)
-// where the runtime knows them.
+// module's options (ToolTimeLimit, RunTimeLimit, Veto, RefusedBy, DefinitionStage,
+// ProviderCalls) where the runtime knows them.
 //
 //	runtime --list   the pair ids, as a JSON array
 //	runtime          one request per stdin line: {"pair", "env": {"tool_api", "closed_port",
@@ -30,8 +30,13 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/sony/gobreaker/v2"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 
 	errorclass "github.com/errorclass/classifier/clients/go"
@@ -85,6 +90,9 @@ func get(ctx context.Context, client *http.Client, url string) error {
 }
 
 func slow(e env) string { return e.ToolAPI + "/slow/1000" }
+
+// hanging is a provider API that answers only after 2 s (a run's deadline cuts the call).
+func hanging(e env) string { return e.ToolAPI + "/slow/2000" }
 
 func init() {
 	// The tool wrapper's own limit: the wrapper's context.WithTimeout around the tool; the
@@ -140,6 +148,36 @@ func init() {
 	})
 	pair("http-client-timeout", "timeout.provider-call", func(e env) failure {
 		return failure{get(context.Background(), &http.Client{Timeout: limit}, slow(e)), provider, nil}
+	})
+	// The run's deadline cancels a provider call in flight (a real SDK call to a provider
+	// API on loopback that answers only after 2 s): the SDK returns what it returns on the
+	// cancel, with the call's origin; the runtime knows its deadline fired.
+	pair("openai-go-run-deadline", "timeout.run-deadline", func(e env) failure {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		client := openai.NewClient(option.WithBaseURL(hanging(e)+"/v1/"), option.WithAPIKey("sk-test"), option.WithMaxRetries(0))
+		_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
+			Model:    openai.ChatModel("gpt-4o-mini"),
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+		})
+		return failure{err, provider, []errorclass.DescribeOption{errorclass.RunTimeLimit()}}
+	})
+	pair("anthropic-go-run-deadline", "timeout.run-deadline", func(e env) failure {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		client := anthropic.NewClient(anthropicoption.WithBaseURL(hanging(e)+"/"), anthropicoption.WithAPIKey("sk-ant-test"), anthropicoption.WithMaxRetries(0))
+		_, err := client.Messages.New(ctx, anthropic.MessageNewParams{
+			Model:     anthropic.Model("claude-sonnet-4-5"),
+			MaxTokens: 10,
+			Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))},
+		})
+		return failure{err, provider, []errorclass.DescribeOption{errorclass.RunTimeLimit()}}
+	})
+	pair("net-http-run-deadline", "timeout.run-deadline", func(e env) failure {
+		// The run's context cancels the raw HTTP call to the provider while it waits.
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		return failure{get(ctx, http.DefaultClient, hanging(e)+"/v1/chat/completions"), provider, []errorclass.DescribeOption{errorclass.RunTimeLimit()}}
 	})
 	// Tools failing.
 	pair("os-open", "tool-error.file", func(e env) failure {
@@ -213,6 +251,83 @@ func init() {
 		_, _ = breaker.Execute(func() (any, error) { return nil, errors.New("provider 503") })
 		_, err := breaker.Execute(func() (any, error) { return nil, nil })
 		return failure{err, provider, nil}
+	})
+	// The runtime's own guards described as such (origin runtime, RefusedBy): whatever the
+	// error, a plain errors.New included.
+	pair("gobreaker-own-guard", "breaker.open", func(env) failure {
+		breaker := gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
+			Name: "provider", ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 1 }, Timeout: time.Hour,
+		})
+		_, _ = breaker.Execute(func() (any, error) { return nil, errors.New("provider 503") })
+		_, err := breaker.Execute(func() (any, error) { return nil, nil })
+		return failure{err, runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByBreaker)}}
+	})
+	// Half-open, its one probe in flight: gobreaker refuses the next call (ErrTooManyRequests).
+	halfOpen := func(knows []errorclass.DescribeOption) func(env) failure {
+		return func(env) failure {
+			breaker := gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
+				Name: "provider", MaxRequests: 1, Timeout: limit,
+				ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 1 },
+			})
+			_, _ = breaker.Execute(func() (any, error) { return nil, errors.New("provider 503") })
+			time.Sleep(2 * limit) // open -> half-open
+			probing, release := make(chan struct{}), make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_, _ = breaker.Execute(func() (any, error) { close(probing); <-release; return nil, nil })
+			}()
+			<-probing
+			_, err := breaker.Execute(func() (any, error) { return nil, nil })
+			close(release)
+			<-done
+			if breaker.State() != gobreaker.StateClosed || !errors.Is(err, gobreaker.ErrTooManyRequests) {
+				return failure{fmt.Errorf("pair bug: not refused half-open: %v", err), runtime, knows}
+			}
+			return failure{err, runtime, knows}
+		}
+	}
+	pair("gobreaker-probe-in-flight", "breaker.half-open", halfOpen(nil))
+	pair("gobreaker-probe-in-flight-own-guard", "breaker.half-open", halfOpen([]errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByBreaker)}))
+	pair("x-time-rate-allow", "quota.limiter", func(env) failure {
+		limiter := rate.NewLimiter(rate.Every(time.Minute), 1)
+		limiter.Allow()
+		if limiter.Allow() {
+			return failure{nil, runtime, nil}
+		}
+		return failure{errors.New("provider calls: rate limit of 1 a minute reached"), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByRateLimiter)}}
+	})
+	pair("x-time-rate-wait-own-guard", "quota.limiter", func(env) failure {
+		limiter := rate.NewLimiter(rate.Every(time.Hour), 1)
+		return failure{limiter.WaitN(context.Background(), 5), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByRateLimiter)}}
+	})
+	pair("semaphore-try-acquire", "quota.bulkhead", func(env) failure {
+		cap := semaphore.NewWeighted(1)
+		_ = cap.Acquire(context.Background(), 1)
+		defer cap.Release(1)
+		if cap.TryAcquire(1) {
+			return failure{nil, runtime, nil}
+		}
+		return failure{errors.New("concurrency cap of 1 provider call reached"), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByConcurrencyLimit)}}
+	})
+	pair("semaphore-acquire-deadline", "quota.bulkhead", func(env) failure {
+		// Acquire returns only the context's error: DeadlineExceeded, which says nothing of the cap.
+		cap := semaphore.NewWeighted(1)
+		_ = cap.Acquire(context.Background(), 1)
+		defer cap.Release(1)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		return failure{cap.Acquire(ctx, 1), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByConcurrencyLimit)}}
+	})
+	pair("quota-check", "quota.tenant", func(env) failure {
+		used, quota := 1000000, 1000000
+		if used >= quota {
+			return failure{fmt.Errorf("tenant t-42 used its monthly quota of %d tokens", quota), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByQuota)}}
+		}
+		return failure{nil, runtime, nil}
+	})
+	pair("step-budget", "budget.tree", func(env) failure {
+		return failure{errors.New("the run's step budget of 25 is used up"), runtime, []errorclass.DescribeOption{errorclass.RefusedBy(errorclass.RefusedByBudget)}}
 	})
 	// Our own content guard refusing the model's output.
 	pair("regexp-guard", "guard.blocked", func(env) failure {

@@ -15,6 +15,8 @@ const LIMIT_MS = 50;
 const SLOW = (env) => `${env.tool_api}/slow/1000`;
 const WRAPPER = { timeLimit: 'tool' };
 const RUN = { timeLimit: 'run' };
+// A provider API on loopback that answers only after 2 s: a run's deadline cuts the call.
+const HANGING = (env) => `${env.tool_api}/slow/2000`;
 
 function pair(mechanism, situation, fn) {
   const id = `node.${mechanism}::${situation}`;
@@ -178,6 +180,40 @@ pair('abort-controller-timer', 'timeout.run-deadline', async (env) => {
   }
 });
 
+// The run's deadline cancels a provider call in flight: what surfaces is what the SDK or
+// HTTP client raises on that cancel (an SDK's abort error, a socket hang up), with the
+// call's origin; the runtime knows its deadline fired.
+const cut = (error) => ({ error, origin: 'provider', knows: RUN });
+
+pair('openai-run-deadline-signal', 'timeout.run-deadline', async (env) => {
+  const { default: OpenAI } = await import('openai');
+  const client = new OpenAI({ apiKey: 'sk-test', baseURL: `${HANGING(env)}/v1`, maxRetries: 0 });
+  const deadline = AbortSignal.timeout(LIMIT_MS); // the run's
+  return cut(await caught(() => client.chat.completions.create(
+    { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { signal: deadline })));
+});
+
+pair('anthropic-run-deadline-signal', 'timeout.run-deadline', async (env) => {
+  const { default: Anthropic } = await import('@anthropic-ai/sdk');
+  const client = new Anthropic({ apiKey: 'sk-ant-test', baseURL: HANGING(env), maxRetries: 0 });
+  const deadline = AbortSignal.timeout(LIMIT_MS); // the run's
+  return cut(await caught(() => client.messages.create(
+    { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, { signal: deadline })));
+});
+
+pair('http-request-destroyed-run-deadline', 'timeout.run-deadline', async (env) => {
+  // The run's deadline timer destroys the request in flight: node:http raises its own
+  // I/O error (socket hang up, ECONNRESET), which says nothing of a deadline.
+  const post = () => new Promise((resolve, reject) => {
+    const req = http.request(`${HANGING(env)}/v1/chat/completions`, { method: 'POST' }, (res) => { res.resume(); res.on('end', resolve); });
+    req.on('error', reject);
+    req.end('{}');
+    const deadline = setTimeout(() => req.destroy(), LIMIT_MS);
+    req.on('close', () => clearTimeout(deadline));
+  });
+  return cut(await caught(post));
+});
+
 // --- the provider call's own client timed out (Timeout) ------------------------------------
 
 const provider = (error) => ({ error, origin: 'provider' });
@@ -315,7 +351,7 @@ class RateLimitError extends Error {
 pair('app-token-bucket', 'quota.limiter', async () => {
   let tokens = 0;
   const take = () => { if (tokens <= 0) throw new RateLimitError('rate limit exceeded: 0 tokens left for tenant t-42'); tokens -= 1; };
-  return runtime(await caught(take));
+  return runtime(await caught(take), { refusedBy: 'rate_limiter' });
 });
 
 pair('bottleneck-reservoir', 'quota.limiter', async () => {
@@ -347,7 +383,7 @@ class ConcurrencyCapError extends Error {
 pair('app-semaphore', 'quota.bulkhead', async () => {
   const running = 4;
   const admit = () => { if (running >= 4) throw new ConcurrencyCapError('concurrency cap of 4 runs reached for tenant t-42'); };
-  return runtime(await caught(admit));
+  return runtime(await caught(admit), { refusedBy: 'concurrency_limit' });
 });
 
 class QuotaExceededError extends Error {
@@ -356,7 +392,7 @@ class QuotaExceededError extends Error {
 
 pair('app-tenant-quota', 'quota.tenant', async () => {
   const charge = () => { throw new QuotaExceededError('tenant t-42 used its monthly quota of 1000000 tokens'); };
-  return runtime(await caught(charge));
+  return runtime(await caught(charge), { refusedBy: 'quota' });
 });
 
 pair('opossum-open', 'breaker.open', async () => {
@@ -370,6 +406,44 @@ pair('opossum-open', 'breaker.open', async () => {
     breaker.shutdown();
   }
 });
+
+const BREAKER = { refusedBy: 'breaker' };
+const providerDown = async () => { throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }); };
+
+pair('opossum-open-own-guard', 'breaker.open', async () => {
+  // The same breaker described as the runtime's own guard (origin runtime, refusedBy).
+  const { default: CircuitBreaker } = await import('opossum');
+  const breaker = new CircuitBreaker(providerDown, { errorThresholdPercentage: 1, volumeThreshold: 1, resetTimeout: 60000 });
+  try {
+    await caught(() => breaker.fire());
+    return runtime(await caught(() => breaker.fire()), BREAKER);
+  } finally {
+    breaker.shutdown();
+  }
+});
+
+async function opossumHalfOpenRefusal() {
+  // Half-open after resetTimeout: opossum lets one probe through and rejects every call
+  // while it is in flight (EOPENBREAKER, the same error as open).
+  const { default: CircuitBreaker } = await import('opossum');
+  let calls = 0;
+  const provider = async () => { calls += 1; if (calls === 1) return providerDown(); return sleep(200); };
+  const breaker = new CircuitBreaker(provider, { errorThresholdPercentage: 1, volumeThreshold: 1, resetTimeout: 30 });
+  try {
+    await caught(() => breaker.fire()); // opens it
+    await sleep(90); // past resetTimeout
+    if (!breaker.halfOpen) throw new Error('the breaker is not half-open');
+    const probe = breaker.fire();
+    const refused = await caught(() => breaker.fire());
+    await probe;
+    return refused;
+  } finally {
+    breaker.shutdown();
+  }
+}
+
+pair('opossum-half-open', 'breaker.half-open', async () => runtime(await opossumHalfOpenRefusal()));
+pair('opossum-half-open-own-guard', 'breaker.half-open', async () => runtime(await opossumHalfOpenRefusal(), BREAKER));
 
 pair('openai-max-retries', 'retry.gave-up-on-429', async (env) => {
   // The SDK's own retry policy: one retry (honouring a zero Retry-After), then it gives up.
@@ -444,7 +518,7 @@ class BudgetExceededError extends Error {
 }
 
 pair('app-step-budget', 'budget.tree', async () =>
-  runtime(await caught(() => { throw new BudgetExceededError("the run's step budget of 25 is used up"); })));
+  runtime(await caught(() => { throw new BudgetExceededError("the run's step budget of 25 is used up"); }), { refusedBy: 'budget' }));
 
 const DEFINITION = { name: 'triage', model: 'gpt-4o-mini', max_steps: 0 };
 

@@ -3,7 +3,7 @@
 Each pair's real code raises; the exception is described with
 `classifier.client.descriptor_from_exception`, with the origin the runtime gives it and,
 under the contract, what only the runtime knows (`time_limit=`, `veto=`, `stage=`,
-`provider_calls=`). The baseline (`contract=False`) is the descriptor a runtime could
+`refused_by=`, `provider_calls=`). The baseline (`contract=False`) is the descriptor a runtime could
 build before the contract: the origin only.
 """
 
@@ -65,6 +65,7 @@ class PythonDriver:
             time_limit=knows.get("time_limit"),
             veto=knows.get("veto"),
             stage=knows.get("stage"),
+            refused_by=knows.get("refused_by"),
             provider_calls=knows.get("provider_calls"),
         )
         return Described(pair, d, chain_of(failure.exc))

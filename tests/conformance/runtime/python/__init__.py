@@ -3,7 +3,7 @@
 A pair function takes the ToolEnv and returns a `Failure`: the exception the real code
 raised, the origin a runtime gives it, and `knows`, what only the runtime knows (the
 contract's keyword arguments of `descriptor_from_exception`: `time_limit`, `veto`,
-`stage`, `provider_calls`). The driver describes it with the helper (in the baseline,
+`stage`, `refused_by`, `provider_calls`). The driver describes it with the helper (in the baseline,
 with the origin only). A pair that exercises a helper that builds the descriptor itself
 (`describe_tool_failure`) returns that descriptor in `descriptor`.
 

@@ -17,6 +17,7 @@ import queue
 import string
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,7 @@ class TokenBucket:
 def limiter_bucket(env: ToolEnv) -> Failure:
     bucket = TokenBucket(1)
     bucket.take()
-    return Failure(raised(bucket.take), RUNTIME)
+    return Failure(raised(bucket.take), RUNTIME, {"refused_by": "rate_limiter"})
 
 
 class TenantQuotaExceeded(Exception):  # noqa: N818  (an application's name)
@@ -75,7 +76,34 @@ def tenant_quota(env: ToolEnv) -> Failure:
         if used >= quota:
             raise TenantQuotaExceeded(f"tenant t-42 used its monthly quota of {quota} tokens")
 
-    return Failure(raised(charge), RUNTIME)
+    return Failure(raised(charge), RUNTIME, {"refused_by": "quota"})
+
+
+@pair("permission-error-quota-gate", "quota.tenant")
+def tenant_quota_gate(env: ToolEnv) -> Failure:
+    """An application's quota gate raising a builtin (issue 32's `PermissionError`): only
+    the runtime's `refused_by` says it was a quota."""
+
+    def gate() -> None:
+        raise PermissionError("tenant t-42: no requests left today")
+
+    return Failure(raised(gate), RUNTIME, {"refused_by": "quota"})
+
+
+@pair("asyncio-semaphore-cap", "quota.bulkhead")
+def bulkhead_semaphore(env: ToolEnv) -> Failure:
+    """The runtime's own concurrency cap on asyncio.Semaphore: a call that would wait is
+    refused (a plain RuntimeError; asyncio has no exception of its own for it)."""
+
+    async def admit() -> None:
+        cap = asyncio.Semaphore(1)
+        async with cap:
+            if cap.locked():
+                raise RuntimeError("concurrency cap of 1 provider call reached")
+
+    return Failure(
+        raised(lambda: asyncio.run(admit())), RUNTIME, {"refused_by": "concurrency_limit"}
+    )
 
 
 # --- bulkheads -----------------------------------------------------------------------------
@@ -121,6 +149,9 @@ def bulkhead_anyio_limiter(env: ToolEnv) -> Failure:
 # --- breakers and retries around the provider ----------------------------------------------
 
 
+BREAKER = {"refused_by": "breaker"}
+
+
 def _provider_down() -> None:
     raise ConnectionResetError(104, "Connection reset by peer")
 
@@ -130,6 +161,85 @@ def breaker_pybreaker(env: ToolEnv) -> Failure:
     breaker = pybreaker.CircuitBreaker(fail_max=1, reset_timeout=60)
     raised(lambda: breaker.call(_provider_down))  # trips it
     return Failure(raised(lambda: breaker.call(_provider_down)), "provider")
+
+
+@pair("pybreaker-own-guard", "breaker.open")
+def breaker_pybreaker_runtime(env: ToolEnv) -> Failure:
+    """The same breaker described as the runtime's own guard (origin runtime, refused_by)."""
+    breaker = pybreaker.CircuitBreaker(fail_max=1, reset_timeout=60)
+    raised(lambda: breaker.call(_provider_down))
+    return Failure(raised(lambda: breaker.call(_provider_down)), RUNTIME, BREAKER)
+
+
+@pair("pybreaker-trial-failed", "breaker.half-open")
+def breaker_pybreaker_half_open(env: ToolEnv) -> Failure:
+    """pybreaker admits every call when half-open (it has no probe limit); its half-open
+    refusal is the trial call failing: the breaker opens again and raises its own error."""
+    breaker = pybreaker.CircuitBreaker(fail_max=1, reset_timeout=0.05)
+    raised(lambda: breaker.call(_provider_down))  # trips it
+    time.sleep(0.1)  # past reset_timeout: the next call is the half-open breaker's trial
+    exc = raised(lambda: breaker.call(_provider_down))
+    assert isinstance(exc, pybreaker.CircuitBreakerError), exc
+    assert "Trial call" in str(exc), exc
+    return Failure(exc, RUNTIME, BREAKER)
+
+
+@pair("aiobreaker-trial-failed", "breaker.half-open")
+def breaker_aiobreaker_half_open(env: ToolEnv) -> Failure:
+    """aiobreaker, like pybreaker, admits the half-open trial; when it fails the breaker
+    opens again and raises its own error (from the provider's)."""
+    import datetime
+
+    import aiobreaker
+
+    breaker = aiobreaker.CircuitBreaker(
+        fail_max=1, timeout_duration=datetime.timedelta(milliseconds=50)
+    )
+
+    async def down() -> None:
+        _provider_down()
+
+    async def trial() -> None:
+        with contextlib.suppress(ConnectionResetError, aiobreaker.CircuitBreakerError):
+            await breaker.call_async(down)  # trips it
+        await asyncio.sleep(0.1)  # past timeout_duration: the next call is the trial
+        await breaker.call_async(down)
+
+    exc = raised(lambda: asyncio.run(trial()))
+    assert isinstance(exc, aiobreaker.CircuitBreakerError), exc
+    assert "Trial call" in str(exc), exc
+    return Failure(exc, RUNTIME, BREAKER)
+
+
+class CircuitHalfOpenError(RuntimeError):
+    """The runtime's own asyncio breaker refusing a call while its one probe is in flight."""
+
+
+class ProbeBreaker:
+    """A half-open breaker as runtimes write one on asyncio: one probe at a time."""
+
+    def __init__(self) -> None:
+        self.probe = asyncio.Lock()
+
+    async def call(self, fn: Any) -> Any:
+        if self.probe.locked():
+            raise CircuitHalfOpenError("circuit half-open: probe in flight, call refused")
+        async with self.probe:
+            return await fn()
+
+
+@pair("asyncio-probe-in-flight", "breaker.half-open")
+def breaker_asyncio_half_open(env: ToolEnv) -> Failure:
+    async def refused() -> None:
+        breaker = ProbeBreaker()
+        probe = asyncio.create_task(breaker.call(lambda: asyncio.sleep(0.2)))
+        await asyncio.sleep(0.01)  # the probe holds the breaker
+        try:
+            await breaker.call(lambda: asyncio.sleep(0))
+        finally:
+            await probe
+
+    return Failure(raised(lambda: asyncio.run(refused())), RUNTIME, BREAKER)
 
 
 @pair("aiobreaker", "breaker.open")
@@ -292,7 +402,7 @@ def budget_own(env: ToolEnv) -> Failure:
         if n > 25:
             raise StepBudgetExceeded("the run's step budget of 25 is used up")
 
-    return Failure(raised(lambda: step(26)), RUNTIME)
+    return Failure(raised(lambda: step(26)), RUNTIME, {"refused_by": "budget"})
 
 
 @pair("pydantic-ai-usage-limits", "budget.tree")

@@ -286,6 +286,87 @@ def run_anyio(env: ToolEnv) -> Failure:
     return Failure(raised(lambda: anyio.run(_run_anyio)), "runtime", RUN)
 
 
+# --- the run's deadline cancelled a provider call in flight (Timeout, whatever surfaced) ---
+#
+# A real call to a provider API on loopback that answers only after 2 s; the run's deadline
+# (50 ms) cancels it while it waits for the answer. What surfaces is whatever the HTTP
+# client or SDK raises on that cancel, with the call's origin (`provider`); the runtime
+# knows its deadline fired (`time_limit: run`), and that fact decides.
+
+
+def _hanging_provider(env: ToolEnv) -> str:
+    return f"{env.tool_api}/slow/2000"
+
+
+async def _openai_under_run_deadline(env: ToolEnv) -> None:
+    import openai
+
+    client = openai.AsyncOpenAI(
+        api_key="sk-test", base_url=f"{_hanging_provider(env)}/v1", max_retries=0
+    )
+    async with client, asyncio.timeout(LIMIT_S):  # the run's deadline
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+
+
+@pair("openai-async-run-deadline", "timeout.run-deadline")
+def run_deadline_openai(env: ToolEnv) -> Failure:
+    return Failure(raised(lambda: asyncio.run(_openai_under_run_deadline(env))), "provider", RUN)
+
+
+async def _anthropic_under_run_deadline(env: ToolEnv) -> None:
+    import anthropic
+
+    client = anthropic.AsyncAnthropic(
+        api_key="sk-ant-test", base_url=_hanging_provider(env), max_retries=0
+    )
+    async with client:
+        call = client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+        await asyncio.wait_for(call, LIMIT_S)  # the run's deadline
+
+
+@pair("anthropic-async-run-deadline", "timeout.run-deadline")
+def run_deadline_anthropic(env: ToolEnv) -> Failure:
+    return Failure(raised(lambda: asyncio.run(_anthropic_under_run_deadline(env))), "provider", RUN)
+
+
+async def _httpx_under_run_deadline(env: ToolEnv) -> None:
+    async with httpx.AsyncClient() as client:
+        with anyio.fail_after(LIMIT_S):  # the run's deadline
+            await client.post(f"{_hanging_provider(env)}/v1/chat/completions", json={})
+
+
+@pair("httpx-async-run-deadline", "timeout.run-deadline")
+def run_deadline_httpx(env: ToolEnv) -> Failure:
+    return Failure(raised(lambda: anyio.run(_httpx_under_run_deadline, env)), "provider", RUN)
+
+
+async def _aiohttp_task_cancelled_by_run_deadline(env: ToolEnv) -> None:
+    """The runtime's deadline cancels the run's task while aiohttp waits for the answer."""
+    import aiohttp
+
+    async def call() -> None:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(f"{_hanging_provider(env)}/v1/chat/completions", json={}) as response,
+        ):
+            await response.read()
+
+    task = asyncio.create_task(call())
+    asyncio.get_running_loop().call_later(LIMIT_S, task.cancel, "run deadline exceeded")
+    await task
+
+
+@pair("aiohttp-task-cancel-run-deadline", "timeout.run-deadline")
+def run_deadline_aiohttp(env: ToolEnv) -> Failure:
+    return Failure(
+        raised(lambda: asyncio.run(_aiohttp_task_cancelled_by_run_deadline(env))), "provider", RUN
+    )
+
+
 # --- the provider call's own client timed out (Timeout) ------------------------------------
 
 

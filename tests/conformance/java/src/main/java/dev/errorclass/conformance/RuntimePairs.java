@@ -2,7 +2,11 @@ package dev.errorclass.conformance;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import dev.errorclass.client.Descriptors;
+import dev.errorclass.client.RefusedBy;
 import dev.errorclass.client.RuntimeFacts;
 import dev.errorclass.client.Stage;
 import dev.errorclass.client.Veto;
@@ -32,7 +36,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The runtime suite's Java worker (tests/conformance/runtime/README.md's protocol): each pair
@@ -146,6 +152,35 @@ public final class RuntimePairs {
                     caught(() -> CompletableFuture.supplyAsync(() -> sleep(5_000), POOL)
                             .orTimeout(SHORT.toMillis(), TimeUnit.MILLISECONDS).join()),
                     Origin.ORIGIN_RUNTIME, RuntimeFacts.runTimeLimit());
+            // The run's deadline cancelling a provider call in flight (a provider API on loopback
+            // that answers only after 3 s): the runtime's Future.get(timeout) fires and it cancels
+            // the call's task (an interrupt); what the call raised on that cancel is described,
+            // with the call's origin, and the runtime knows its deadline fired.
+            case "java.http-send-interrupted-run-deadline::timeout.run-deadline" -> env -> new Raised(
+                    underRunDeadline(() -> http().send(get(env.toolApi() + "/slow/3000", Duration.ofSeconds(10)),
+                            HttpResponse.BodyHandlers.ofString())),
+                    Origin.ORIGIN_PROVIDER, RuntimeFacts.runTimeLimit());
+            case "java.openai-interrupted-run-deadline::timeout.run-deadline" -> env -> {
+                OpenAIClient client = OpenAIOkHttpClient.builder().baseUrl(env.toolApi() + "/slow/3000/v1")
+                        .apiKey("sk-test").maxRetries(0).timeout(Duration.ofSeconds(10)).build();
+                try {
+                    return new Raised(underRunDeadline(() -> client.chat().completions().create(ChatCompletionCreateParams.builder()
+                            .model("gpt-4o-mini").addUserMessage("hi").build())),
+                            Origin.ORIGIN_PROVIDER, RuntimeFacts.runTimeLimit());
+                } finally {
+                    client.close();
+                }
+            };
+            case "java.send-async-cancel-run-deadline::timeout.run-deadline" -> env -> {
+                CompletableFuture<HttpResponse<String>> call = http().sendAsync(
+                        get(env.toolApi() + "/slow/3000", Duration.ofSeconds(10)), HttpResponse.BodyHandlers.ofString());
+                Throwable deadline = caught(() -> call.get(SHORT.toMillis(), TimeUnit.MILLISECONDS));
+                if (!(deadline instanceof TimeoutException)) {
+                    throw new AssertionError("the run's deadline did not fire: " + deadline);
+                }
+                call.cancel(true); // the runtime cancels the exchange
+                return new Raised(caught(call::join), Origin.ORIGIN_PROVIDER, RuntimeFacts.runTimeLimit());
+            };
             // A tool's own HTTP client timing out (the wrapper's limit did not fire).
             case "java.http-timeout::tool-error.own-timeout" -> env -> new Raised(
                     caught(() -> http().send(get(env.toolApi() + "/slow/3000", SHORT), HttpResponse.BodyHandlers.ofString())),
@@ -239,6 +274,45 @@ public final class RuntimePairs {
                 // the breaker guards the provider call: the call refused is a provider call (as Node's opossum pair)
                 return new Raised(caught(() -> breaker.executeRunnable(() -> { })), Origin.ORIGIN_PROVIDER, RuntimeFacts.NONE);
             };
+            // Half-open, its one permitted probe in flight: resilience4j refuses the next call.
+            case "java.resilience4j-circuitbreaker-half-open::breaker.half-open" -> env ->
+                    new Raised(halfOpenRefusal(), Origin.ORIGIN_RUNTIME, RuntimeFacts.NONE);
+            case "java.resilience4j-circuitbreaker-half-open-own-guard::breaker.half-open" -> env ->
+                    new Raised(halfOpenRefusal(), Origin.ORIGIN_RUNTIME, RuntimeFacts.refusedBy(RefusedBy.BREAKER));
+            // The runtime's own guards described as such (origin runtime, refusedBy), whatever the type.
+            case "java.resilience4j-circuitbreaker-own-guard::breaker.open" -> env -> {
+                CircuitBreaker breaker = CircuitBreaker.of("provider", CircuitBreakerConfig.custom()
+                        .slidingWindowSize(2).minimumNumberOfCalls(2).failureRateThreshold(50).build());
+                breaker.transitionToOpenState();
+                return new Raised(caught(() -> breaker.executeRunnable(() -> { })), Origin.ORIGIN_RUNTIME,
+                        RuntimeFacts.refusedBy(RefusedBy.BREAKER));
+            };
+            case "java.resilience4j-ratelimiter-own-guard::quota.limiter" -> env -> {
+                RateLimiter limiter = RateLimiter.of("runtime", RateLimiterConfig.custom().limitForPeriod(1)
+                        .limitRefreshPeriod(Duration.ofMinutes(1)).timeoutDuration(Duration.ZERO).build());
+                limiter.executeRunnable(() -> { });
+                return new Raised(caught(() -> limiter.executeRunnable(() -> { })), Origin.ORIGIN_RUNTIME,
+                        RuntimeFacts.refusedBy(RefusedBy.RATE_LIMITER));
+            };
+            case "java.semaphore-try-acquire::quota.bulkhead" -> env -> {
+                Semaphore cap = new Semaphore(1);
+                cap.acquire();
+                try {
+                    return new Raised(caught(() -> {
+                        if (!cap.tryAcquire()) {
+                            throw new IllegalStateException("concurrency cap of 1 provider call reached");
+                        }
+                    }), Origin.ORIGIN_RUNTIME, RuntimeFacts.refusedBy(RefusedBy.CONCURRENCY_LIMIT));
+                } finally {
+                    cap.release();
+                }
+            };
+            case "java.quota-check::quota.tenant" -> env -> new Raised(caught(() -> {
+                throw new IllegalStateException("tenant t-42 used its monthly quota of 1000000 tokens");
+            }), Origin.ORIGIN_RUNTIME, RuntimeFacts.refusedBy(RefusedBy.QUOTA));
+            case "java.step-budget::budget.tree" -> env -> new Raised(caught(() -> {
+                throw new IllegalStateException("the run's step budget of 25 is used up");
+            }), Origin.ORIGIN_RUNTIME, RuntimeFacts.refusedBy(RefusedBy.BUDGET));
             // Our own content guard refusing the model's output (the application's own check).
             case "java.regex-guard::guard.blocked" -> env -> new Raised(caught(() -> {
                 java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?i)\\b\\d{3}-\\d{2}-\\d{4}\\b")
@@ -260,6 +334,50 @@ public final class RuntimePairs {
             case "java.process-handle::reconcile.after-provider" -> env -> reconciled(3);
             default -> throw new IllegalArgumentException("no such pair " + id);
         };
+    }
+
+    /**
+     * The run's deadline around a blocking provider call: {@code Future.get(timeout)} fires,
+     * the runtime cancels the call's task (interrupting its thread), and the exception the call
+     * itself raised on that cancel is what this returns.
+     */
+    static Throwable underRunDeadline(Body call) throws Exception {
+        CompletableFuture<Throwable> raised = new CompletableFuture<>();
+        Future<?> task = POOL.submit(() -> {
+            try {
+                call.run();
+                raised.completeExceptionally(new AssertionError("the provider call returned"));
+            } catch (Throwable t) {
+                raised.complete(t);
+            }
+        });
+        Throwable deadline = caught(() -> task.get(SHORT.toMillis(), TimeUnit.MILLISECONDS));
+        if (!(deadline instanceof TimeoutException)) {
+            throw new AssertionError("the run's deadline did not fire: " + deadline);
+        }
+        task.cancel(true);
+        return raised.get(5, TimeUnit.SECONDS);
+    }
+
+    /** resilience4j half-open with one permitted call, that probe in flight: the next is refused. */
+    static Throwable halfOpenRefusal() throws Exception {
+        CircuitBreaker breaker = CircuitBreaker.of("provider", CircuitBreakerConfig.custom()
+                .permittedNumberOfCallsInHalfOpenState(1).build());
+        breaker.transitionToOpenState();
+        breaker.transitionToHalfOpenState();
+        CountDownLatch probing = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Future<?> probe = POOL.submit(() -> breaker.executeCallable(() -> {
+            probing.countDown();
+            return release.await(5, TimeUnit.SECONDS);
+        }));
+        probing.await(5, TimeUnit.SECONDS);
+        try {
+            return caught(() -> breaker.executeRunnable(() -> { }));
+        } finally {
+            release.countDown();
+            probe.get(5, TimeUnit.SECONDS);
+        }
     }
 
     static Raised veto(Veto why) {
