@@ -339,11 +339,13 @@ class App:
         if self._stopped:
             return
         self._stopped = True
+        grace = self.config.grace if grace is None else grace
+        started = time.monotonic()
         for watcher in self.watchers:
             watcher.stop()
-        self.server.stop(self.config.grace if grace is None else grace)
-        if self.decisions is not None:
-            self.decisions.close()
+        self.server.stop(grace)
+        if self.decisions is not None:  # what the grace has left: every decision written
+            self.decisions.close(grace - (time.monotonic() - started))
         if self.sample is not None:
             self.sample.close()
         if self.admin is not None:
