@@ -10,7 +10,6 @@ gracefully, SIGHUP reloads) and waits.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import resource
@@ -437,10 +436,17 @@ def _exit_after(seconds: float) -> None:
 class SignalPipe:
     """SIGTERM, SIGINT and SIGHUP, acted on by a thread of their own.
 
-    A handler runs between two bytecodes of the main thread, which may be inside a
-    write to stderr or holding a lock; logging there raised "reentrant call" and
-    ended the process. So the handler only writes the signal's number to a pipe
-    (async-signal-safe), and this thread logs, stops or reloads.
+    The kernel hands a process's signal to any of its threads that does not block it,
+    and Python runs its handlers only on the main thread, the next time that thread
+    runs: one taken by a gRPC thread while the main thread slept in `serve`'s wait
+    was acted on only at the next signal that woke it (a SIGHUP "lost" until
+    SIGTERM; tests/server/test_signal_pipe.py sends one to a gRPC thread). So the
+    signal's number reaches the pipe from C, in whichever thread took it
+    (`signal.set_wakeup_fd`), and this thread reads the pipe and logs, stops or
+    reloads. The Python-level handler does nothing: it only replaces the default
+    action (a SIGHUP would end the process), and logging in a handler, between two
+    bytecodes of a thread that may be inside a write to stderr, raised "reentrant
+    call" and ended the process.
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -449,29 +455,35 @@ class SignalPipe:
         self._on_stop = on_stop
         self._on_reload = on_reload
         self._read, self._write = os.pipe()
-        self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        os.set_blocking(self._write, False)  # a full pipe: enough of this signal is queued
+        self._previous = {s: signal.signal(s, _taken_from_the_pipe) for s in self.SIGNALS}
+        self._previous_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
         self._thread = threading.Thread(target=self._run, name="signals", daemon=True)
         self._thread.start()
-
-    def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(OSError):  # a full pipe: enough of this signal is queued
-            os.write(self._write, bytes([signum]))
 
     def _run(self) -> None:
         while data := os.read(self._read, 64):
             for signum in data:
                 if signum == signal.SIGHUP:
                     self._on_reload()
-                else:
+                elif signum in self.SIGNALS:
                     self._on_stop(signum)
+                # any other signal with a Python handler of its own is not ours
 
     def close(self) -> None:
-        """Put the handlers back (a later signal must not write to a closed pipe), then end."""
+        """Put the handlers and the wakeup descriptor back (a later signal must not write to
+        a closed pipe), then end."""
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
+        signal.set_wakeup_fd(self._previous_fd)
         os.close(self._write)
         self._thread.join(timeout=1.0)
         os.close(self._read)
+
+
+def _taken_from_the_pipe(_signum: int, _frame: FrameType | None) -> None:
+    """SignalPipe's handlers: the signal's number is in the pipe already (written from C by
+    the thread that took it); what to do is decided there."""
 
 
 def serve(
