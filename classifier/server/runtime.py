@@ -1,15 +1,18 @@
 """`classifier serve` assembled: the gRPC server, hot reload, the shadow, the decision
 log and the HTTP side port, started and stopped in the right order.
 
-`App` is the one owner of the process-wide pieces: it builds the explaining
-process, the explain budget, the pushback and the lanes, hands them to the
-gRPC port and the console, and closes them. It does no signal handling, so
+`App` is the one owner of the process-wide pieces: it enters each into one
+ExitStack as it builds it (the gRPC port's parts, `rpc.app.ServerParts`: the
+lanes and their pushback, the explain budget and the explaining process; the
+observers, the ports and the watchers), hands them to the gRPC port and the
+console, and `stop` closes the stack. It does no signal handling, so
 tests run it in-process; `serve` adds the signals (SIGTERM/SIGINT stop
 gracefully, SIGHUP reloads) and waits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import resource
@@ -38,7 +41,6 @@ from classifier.defaults import (
 )
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
 from classifier.server.observers.decisions import DecisionLog
@@ -54,9 +56,7 @@ from classifier.server.reload import (
     strict_check,
 )
 from classifier.server.rpc import convert
-from classifier.server.rpc.app import GrpcServer, ServerLimits, create_server
-from classifier.server.rpc.lanes import Lanes
-from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.app import GrpcServer, ServerLimits, ServerParts, bind_server
 from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
 from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
@@ -156,6 +156,9 @@ class App:
     ) -> None:
         self.config = config
         self._stopped = False
+        self._grace = 0.0
+        """The stop's grace (0 while a failed construction unwinds)."""
+        self._stop_started = time.monotonic()
         loaded = load_rulesets(config) if rulesets is None else rulesets
         self.bundler = Bundler(config.bundle)
         if bundle is None:
@@ -168,6 +171,58 @@ class App:
         self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
         self.candidate = holders.get("candidate")
+        with contextlib.ExitStack() as stack:
+            self._assemble(stack, config, holders)
+            self._parts = stack.pop_all()
+        """Every part, entered so that closing it stops them in the order `stop` says."""
+
+    def _assemble(
+        self, stack: contextlib.ExitStack, config: ServeConfig, holders: dict[str, RulesetHolder]
+    ) -> None:
+        """Build every part, each entered into `stack` as it is made: a failure part-way
+        closes what was made, and `stop` closes them all, the last made first. So they
+        are made in the reverse of the order they stop in (the watchers first, then the
+        gRPC port, the decision log, the live sample, the side port, the lanes and last
+        the explaining process, which the console may still be using)."""
+        self.parts = ServerParts.enter(
+            stack, config.limits.lane_limits(config.threads), self.metrics
+        )
+        self.lanes = self.parts.lanes
+        self.explain_budget = self.parts.explain_budget
+        self.explainer = self.parts.explainer
+        self.activity = Activity() if config.metrics_address and config.console else None
+        self.shadow: Shadow | None = None
+        if self.candidate is not None:
+            self.shadow = Shadow(
+                self.candidate,
+                self.metrics,
+                examples=config.shadow_examples,
+                redactor=self.redactor,
+            )
+        self.sample = (
+            UnknownSample(
+                self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
+            )
+            if config.metrics_address and config.unknown_sample_bytes > 0
+            else None
+        )
+        self.admin = (
+            AdminServer(
+                config.metrics_address,
+                self.metrics.registry,
+                ready=lambda: self.server.can_answer(),
+                reload=self.reload if config.reload_endpoint else None,
+                unknowns=self.sample.lines if self.sample is not None else None,
+                console=self._console(config),
+                ruleset=self._described,
+            )
+            if config.metrics_address
+            else None
+        )
+        if self.admin is not None:
+            stack.callback(self.admin.stop)
+        if self.sample is not None:
+            stack.callback(self.sample.close)
         self.decisions = (
             DecisionLog(
                 config.decision_log,
@@ -181,63 +236,25 @@ class App:
             if config.decision_log
             else None
         )
-        self.sample = (
-            UnknownSample(
-                self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
-            )
-            if config.metrics_address and config.unknown_sample_bytes > 0
-            else None
+        if self.decisions is not None:  # what the grace has left: every decision written
+            decisions = self.decisions
+            stack.callback(lambda: decisions.close(self._grace - self._stopping_for()))
+        observers: list[Observer] = [
+            o for o in (self.activity, self.shadow, self.decisions, self.sample) if o is not None
+        ]
+        reporters: list[Reporter] = [r for r in (self.decisions, self.sample) if r is not None]
+        self.server: GrpcServer = bind_server(
+            self.active,
+            config.address,
+            self.parts,
+            candidate=self.candidate,
+            observers=observers,
+            reporters=reporters,
+            tls=config.tls,
+            limits=config.limits,
+            reuse_port=config.reuse_port,
         )
-        try:
-            self._assemble(config, holders)
-        except BaseException:
-            if self.decisions is not None:
-                self.decisions.close()
-            raise
-
-    def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
-        observers: list[Observer] = []
-        self.activity = Activity() if config.metrics_address and config.console else None
-        if self.activity is not None:
-            observers.append(self.activity)
-        self.shadow: Shadow | None = None
-        if self.candidate is not None:
-            self.shadow = Shadow(
-                self.candidate,
-                self.metrics,
-                examples=config.shadow_examples,
-                redactor=self.redactor,
-            )
-            observers.append(self.shadow)
-        reporters: list[Reporter] = []
-        if self.decisions is not None:
-            observers.append(self.decisions)
-            reporters.append(self.decisions)
-        if self.sample is not None:
-            observers.append(self.sample)
-            reporters.append(self.sample)
-        self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, Pushback())
-        self.explain_budget = ExplainBudget()
-        self.explainer = Explainer()
-        try:
-            self.server: GrpcServer = create_server(
-                self.active,
-                config.address,
-                threads=config.threads,
-                candidate=self.candidate,
-                observers=observers,
-                reporters=reporters,
-                metrics=self.metrics,
-                tls=config.tls,
-                limits=config.limits,
-                reuse_port=config.reuse_port,
-                lanes=self.lanes,
-                explain_budget=self.explain_budget,
-                explainer=self.explainer,
-            )
-        except BaseException:
-            self.explainer.close()
-            raise
+        stack.callback(lambda: self.server.stop(self._grace))
         check = config.check()
         self.reloaders = [
             self._reloader(path, holders[role], role, check)
@@ -248,24 +265,11 @@ class App:
             if config.watch
             else []
         )
-        try:
-            self.admin = (
-                AdminServer(
-                    config.metrics_address,
-                    self.metrics.registry,
-                    ready=self.server.can_answer,
-                    reload=self.reload if config.reload_endpoint else None,
-                    unknowns=self.sample.lines if self.sample is not None else None,
-                    console=self._console(config),
-                    ruleset=self._described,
-                )
-                if config.metrics_address
-                else None
-            )
-        except BaseException:
-            self.server.grpc_server.stop(None)
-            self.explainer.close()
-            raise
+        for watcher in self.watchers:
+            stack.callback(watcher.stop)
+
+    def _stopping_for(self) -> float:
+        return time.monotonic() - self._stop_started
 
     def _described(self) -> str:
         """GetRuleset's answer as JSON, for the side port's `GET /-/ruleset`: one answer
@@ -338,18 +342,9 @@ class App:
         if self._stopped:
             return
         self._stopped = True
-        grace = self.config.grace if grace is None else grace
-        started = time.monotonic()
-        for watcher in self.watchers:
-            watcher.stop()
-        self.server.stop(grace)
-        if self.decisions is not None:  # what the grace has left: every decision written
-            self.decisions.close(grace - (time.monotonic() - started))
-        if self.sample is not None:
-            self.sample.close()
-        if self.admin is not None:
-            self.admin.stop()
-        self.explainer.close()  # after the console's port: it may be explaining
+        self._grace = self.config.grace if grace is None else grace
+        self._stop_started = time.monotonic()
+        self._parts.close()
 
     def _describe(self) -> dict[str, Any]:
         def summary(r: Ruleset) -> dict[str, object]:
