@@ -43,7 +43,7 @@ from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
-from classifier.server.observers.decisions import DecisionLog
+from classifier.server.observers.decisions import DecisionLog, DecisionLogMetrics
 from classifier.server.observers.metrics import Metrics
 from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
@@ -239,6 +239,8 @@ class App:
         if self.decisions is not None:  # what the grace has left: every decision written
             decisions = self.decisions
             stack.callback(lambda: decisions.close(self._grace - self._stopping_for()))
+        else:  # its instruments all the same, at zero: one exposition with or without a log
+            DecisionLogMetrics(self.metrics.registry)
         observers: list[Observer] = [
             o for o in (self.activity, self.shadow, self.decisions, self.sample) if o is not None
         ]

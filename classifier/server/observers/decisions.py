@@ -55,6 +55,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from classifier.answer import Classification, classification_dict
 from classifier.defaults import (
     DEFAULT_DECISION_LOG_BACKUPS,
@@ -148,6 +150,56 @@ def line_weight(d: Descriptor) -> int:
     return size
 
 
+class DecisionLogMetrics:
+    """The decision log's instruments, declared on the registry it is handed and moved only
+    through these methods. A server without a log declares them too, at zero, so its
+    exposition is the same either way."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._lines = Counter(
+            "errorclass_decision_log_lines",
+            "Lines written to the decision log.",
+            registry=registry,
+        )
+        self._dropped = Counter(
+            "errorclass_decision_log_dropped",
+            "Decision log lines dropped because the writer fell behind.",
+            registry=registry,
+        )
+        self._write_errors = Counter(
+            "errorclass_decision_log_write_errors",
+            "Failed writes to the decision log (the lines they held are counted as dropped).",
+            registry=registry,
+        )
+        self._failing = Gauge(
+            "errorclass_decision_log_failing",
+            "1 while the decision log cannot be written (full disk, I/O error), else 0.",
+            registry=registry,
+        )
+        self._queued_bytes = Gauge(
+            "errorclass_decision_log_queued_bytes",
+            "Bytes of decision log lines waiting for the writer (bounded by its byte cap).",
+            registry=registry,
+        )
+
+    def written(self, lines: int) -> None:
+        self._lines.inc(lines)
+
+    def dropped(self, lines: int = 1) -> None:
+        self._dropped.inc(lines)
+
+    def write_failed(self, lines: int) -> None:
+        """A write failed: its lines are dropped."""
+        self._write_errors.inc()
+        self._dropped.inc(lines)
+
+    def failing(self, now: bool) -> None:
+        self._failing.set(1 if now else 0)
+
+    def queued(self, size: int) -> None:
+        self._queued_bytes.set(size)
+
+
 class DecisionLog:
     """Writes a line for every answer (or, with unknown_only, every Unknown)."""
 
@@ -167,6 +219,8 @@ class DecisionLog:
         self.path = path
         self.unknown_only = unknown_only
         self.metrics = metrics
+        """The registry's holder (and the redactions counter, shared with the shadow)."""
+        self.instruments = DecisionLogMetrics(metrics.registry)
         self.queue_size = queue_size
         self.queue_bytes = queue_bytes
         self.redactor = redactor
@@ -213,7 +267,7 @@ class DecisionLog:
             with self._cond:
                 left = len(self._items)
                 self._items.clear()
-            self.metrics.decision_log_dropped.inc(left)
+            self.instruments.dropped(left)
             log(
                 "decision_log_abandoned",
                 level="error",
@@ -270,7 +324,7 @@ class DecisionLog:
                 if len(self._items) == 1:
                     self._cond.notify()
         if dropped:
-            self.metrics.decision_log_dropped.inc()
+            self.instruments.dropped()
 
     def _take(self) -> list[_Item] | None:
         with self._cond:
@@ -280,7 +334,7 @@ class DecisionLog:
                 return None
             batch = [self._items.popleft() for _ in range(min(BATCH_LINES, len(self._items)))]
             self._bytes -= sum(item[3] for item in batch)
-        self.metrics.decision_log_queued_bytes.set(self._bytes)
+        self.instruments.queued(self._bytes)
         return batch
 
     def _run(self) -> None:
@@ -293,7 +347,7 @@ class DecisionLog:
             ]
             written, error = self._file.write(lines)
             if written:
-                self.metrics.decision_log_lines.inc(written)
+                self.instruments.written(written)
             if error is not None:
                 self._failed(error, len(lines) - written)
                 with self._cond:  # wait before trying again (the queue fills meanwhile)
@@ -304,13 +358,12 @@ class DecisionLog:
             self._taken += 1
 
     def _failed(self, exc: OSError, lines: int) -> None:
-        self.metrics.decision_log_write_errors.inc()
-        self.metrics.decision_log_dropped.inc(lines)
+        self.instruments.write_failed(lines)
         self._failed_writes += 1
         self._dropped_failing += lines
         if not self._failing:
             self._failing = True
-            self.metrics.decision_log_failing.set(1)
+            self.instruments.failing(True)
         self._errors.log(
             "decision_log_error",
             "write",
@@ -324,7 +377,7 @@ class DecisionLog:
 
     def _recovered(self) -> None:
         self._failing = False
-        self.metrics.decision_log_failing.set(0)
+        self.instruments.failing(False)
         log(
             "decision_log_recovered",
             path=str(self.path),

@@ -46,7 +46,10 @@ LATENCY_BUCKETS = (
 
 
 class Metrics:
-    """Every instrument the service reports, in one registry."""
+    """The service's registry, with the instruments of its answers and its RPCs (and, until
+    they move to their rooms too, those of the serving ruleset, the shadow, the live
+    sample, the lanes and the redactor). A room with instruments of its own declares them
+    on this registry (`observers.decisions.DecisionLogMetrics`)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -126,16 +129,6 @@ class Metrics:
             ("active_class", "candidate_class", "active_rule", "candidate_rule"),
             registry=r,
         )
-        self.decision_log_lines = Counter(
-            "errorclass_decision_log_lines",
-            "Lines written to the decision log.",
-            registry=r,
-        )
-        self.decision_log_dropped = Counter(
-            "errorclass_decision_log_dropped",
-            "Decision log lines dropped because the writer fell behind.",
-            registry=r,
-        )
         self.unknown_sample_bytes = Gauge(
             "errorclass_unknown_sample_bytes",
             "Bytes the live sample of Unknowns holds (GET /-/unknowns), within its cap.",
@@ -149,21 +142,6 @@ class Metrics:
         self.unknown_sample_dropped = Counter(
             "errorclass_unknown_sample_dropped",
             "Unknowns the live sample did not take in because its queue was full.",
-            registry=r,
-        )
-        self.decision_log_write_errors = Counter(
-            "errorclass_decision_log_write_errors",
-            "Failed writes to the decision log (the lines they held are counted as dropped).",
-            registry=r,
-        )
-        self.decision_log_failing = Gauge(
-            "errorclass_decision_log_failing",
-            "1 while the decision log cannot be written (full disk, I/O error), else 0.",
-            registry=r,
-        )
-        self.decision_log_queued_bytes = Gauge(
-            "errorclass_decision_log_queued_bytes",
-            "Bytes of decision log lines waiting for the writer (bounded by its byte cap).",
             registry=r,
         )
         self.redactions = Counter(

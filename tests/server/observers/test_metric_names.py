@@ -75,3 +75,13 @@ def test_every_instrument_keeps_its_name_type_and_labels(tmp_path: Path) -> None
         assert _instruments(app.metrics.registry) == RECORDED
     finally:
         app.stop(grace=0)
+
+
+def test_a_server_without_its_optional_rooms_exposes_the_same_instruments() -> None:
+    """No candidate, no side port, no decision log: the same families, at zero, so a
+    dashboard reads one exposition whatever the flags."""
+    app = App(ServeConfig(rules=BUNDLED_RULES, address="127.0.0.1:0", watch=False))
+    try:
+        assert _instruments(app.metrics.registry) == RECORDED
+    finally:
+        app.stop(grace=0)
