@@ -45,8 +45,8 @@ from classifier.server.log import log
 from classifier.server.observers.activity import Activity
 from classifier.server.observers.decisions import DecisionLog, DecisionLogMetrics
 from classifier.server.observers.metrics import Metrics
-from classifier.server.observers.shadow import Shadow
-from classifier.server.observers.unknown_sample import UnknownSample
+from classifier.server.observers.shadow import Shadow, ShadowMetrics
+from classifier.server.observers.unknown_sample import UnknownSample, UnknownSampleMetrics
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -199,6 +199,8 @@ class App:
                 examples=config.shadow_examples,
                 redactor=self.redactor,
             )
+        else:  # its instruments all the same, at zero: one exposition whatever the flags
+            ShadowMetrics(self.metrics.registry)
         self.sample = (
             UnknownSample(
                 self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
@@ -206,6 +208,8 @@ class App:
             if config.metrics_address and config.unknown_sample_bytes > 0
             else None
         )
+        if self.sample is None:
+            UnknownSampleMetrics(self.metrics.registry)
         self.admin = (
             AdminServer(
                 config.metrics_address,

@@ -119,8 +119,7 @@ def decision_line(
         if masked:
             record["redacted"] = masked.as_dict()
             if metrics is not None:
-                for name, count in masked.masks.items():
-                    metrics.redactions.labels(name).inc(count)
+                metrics.redacted(masked.masks)
     record["descriptor"] = data
     record["answer"] = answer_dict(c)
     return _encode(record)

@@ -16,6 +16,7 @@ every failure adds the two (deploy/prometheus/errorclass.rules.yaml).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -46,10 +47,10 @@ LATENCY_BUCKETS = (
 
 
 class Metrics:
-    """The service's registry, with the instruments of its answers and its RPCs (and, until
-    they move to their rooms too, those of the serving ruleset, the shadow, the live
-    sample, the lanes and the redactor). A room with instruments of its own declares them
-    on this registry (`observers.decisions.DecisionLogMetrics`)."""
+    """The service's registry, with the instruments of its answers and its RPCs, of the
+    serving ruleset and of what the redactor masked. A room with instruments of its own
+    declares them on this registry and moves them through its own methods
+    (`DecisionLogMetrics`, `ShadowMetrics`, `UnknownSampleMetrics`, `LaneMetrics`)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -117,59 +118,11 @@ class Metrics:
             ("role",),
             registry=r,
         )
-        self.shadow_comparisons = Counter(
-            "errorclass_shadow_comparisons",
-            "Requests also classified under the candidate ruleset.",
-            registry=r,
-        )
-        self.shadow_disagreements = Counter(
-            "errorclass_shadow_disagreements",
-            "Requests the candidate ruleset would answer differently (class, effect, "
-            "retryable or action), by active and candidate class and rule.",
-            ("active_class", "candidate_class", "active_rule", "candidate_rule"),
-            registry=r,
-        )
-        self.unknown_sample_bytes = Gauge(
-            "errorclass_unknown_sample_bytes",
-            "Bytes the live sample of Unknowns holds (GET /-/unknowns), within its cap.",
-            registry=r,
-        )
-        self.unknown_sample_clusters = Gauge(
-            "errorclass_unknown_sample_clusters",
-            "Failures (structural key and masked message) the live sample of Unknowns holds.",
-            registry=r,
-        )
-        self.unknown_sample_dropped = Counter(
-            "errorclass_unknown_sample_dropped",
-            "Unknowns the live sample did not take in because its queue was full.",
-            registry=r,
-        )
         self.redactions = Counter(
             "errorclass_redactions",
             "Secrets masked before a descriptor was written (decision log, shadow examples), "
             "by mask.",
             ("mask",),
-            registry=r,
-        )
-        self.refused = Counter(
-            "errorclass_refused",
-            "Calls refused before they were served, by RPC and reason (a full lane: "
-            "unary_full, stream_full, ...; malformed: bytes that are not a valid message; "
-            "explain_budget).",
-            ("rpc", "reason"),
-            registry=r,
-        )
-        self.held = Counter(
-            "errorclass_held_calls",
-            "Calls held back in their lane's queue because their connection was refused an "
-            "explanation and told when to retry, by lane.",
-            ("lane",),
-            registry=r,
-        )
-        self.streams_closed = Counter(
-            "errorclass_streams_closed",
-            "Streams the server closed, by RPC and reason (idle, max_age).",
-            ("rpc", "reason"),
             registry=r,
         )
         self.local_decisions = Counter(
@@ -231,6 +184,11 @@ class Metrics:
         child.inc()
         if result.error_class is ErrorClass.Unknown:
             self._local_unknown[result.unknown_reason].inc()
+
+    def redacted(self, masks: Mapping[str, int]) -> None:
+        """Count what the redactor masked in a record written down (by mask)."""
+        for name, count in masks.items():
+            self.redactions.labels(name).inc(count)
 
     def bundle(self, bundle: ServingBundle | None) -> None:
         """Show which bundle serves (replacing the previous one's series)."""

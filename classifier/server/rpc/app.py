@@ -260,7 +260,7 @@ def bind_server(
     """
     metrics, lanes = parts.metrics, parts.lanes
     credentials = server_credentials(tls) if tls else None
-    lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/")
+    lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/", metrics)
     grpc_server = grpc.server(
         lanes.unary,  # every method has a lane; this pool is for anything unforeseen
         interceptors=[lane_interceptor, ObservingInterceptor(metrics, SERVICE_NAME)],
