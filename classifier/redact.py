@@ -98,14 +98,19 @@ class Redactor:
             except re2.error as exc:
                 raise RedactionError(f"redaction pattern {name}: not valid RE2: {exc}") from None
             self._masks.append((name, compiled))
+        self._any = _union([pattern for _, pattern in specs], options)
 
     @classmethod
     def from_specs(cls, specs: Sequence[str]) -> Redactor:
         return cls(parse_pattern(s, i) for i, s in enumerate(specs, start=1))
 
     def text(self, value: str, counts: dict[str, int] | None = None) -> str:
-        """`value` with every match masked; matches counted into `counts` by mask."""
-        if not value:
+        """`value` with every match masked; matches counted into `counts` by mask.
+
+        Most text holds no secret: one search for any mask settles it, where a search per
+        mask took 85 % of a decision-log line (twelve calls into RE2 for each field).
+        """
+        if not value or (self._any is not None and not self._any.search(value)):
             return value
         for name, pattern in self._masks:
             if not pattern.search(value):
@@ -166,6 +171,16 @@ class Redactor:
         if sum(masked.masks.values()) != before:
             masked.fields.append(where)
         return result
+
+
+def _union(patterns: Sequence[str], options: Any) -> Any:
+    """One RE2 that matches where any of `patterns` does (each in a group of its own, so
+    its flags stay its own), or None when RE2 cannot build it (past its memory budget):
+    each mask is then searched for alone."""
+    try:
+        return re2.compile("|".join(f"(?:{p})" for p in patterns), options)
+    except re2.error:
+        return None
 
 
 DEFAULT = Redactor()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.attacks import SECRETS
-from classifier.redact import DEFAULT, RedactionError, Redactor
+from classifier.redact import BUILT_IN, DEFAULT, RedactionError, Redactor
 
 
 @pytest.mark.parametrize(
@@ -105,3 +105,39 @@ def test_redaction_keeps_the_rest() -> None:
     assert DEFAULT.text("Worker exited prematurely: signal 15 (SIGTERM) Job: 7.") == (
         "Worker exited prematurely: signal 15 (SIGTERM) Job: 7."
     )
+
+
+@pytest.mark.parametrize(
+    "extra", [(), (("ticket", r"(?i)^tkt-[0-9]+$"), ("cust", r"\bcust_\d{6}"))]
+)
+def test_one_search_for_any_mask_finds_what_each_mask_finds(
+    extra: tuple[tuple[str, str], ...],
+) -> None:
+    """The search for any mask, which lets clean text through at once, never lets through
+    text one of the masks alone would mask (flags and anchors stay each pattern's own): the
+    reference applies one single-mask redactor after another, in the masks' order."""
+    texts = [
+        *SECRETS.values(),
+        *(f"{w} {s} tail" for w in ("Bearer", "token", "password=", "x") for s in SECRETS.values()),
+        "TKT-42",
+        "tkt-7",
+        "see TKT-42",
+        "cust_123456 and cust_1234",
+        "PASSWORD: hunter2",
+        "AbstractSingletonProxyFactoryBeanImplementationAbstractSingleton",
+        "HTTP 429 Too Many Requests",
+        "",
+    ]
+    united = Redactor(extra)
+    each = [Redactor([spec], built_in=False) for spec in (*BUILT_IN, *extra)]
+    for text in texts:
+        got: dict[str, int] = {}
+        want: dict[str, int] = {}
+        expected = text
+        for one in each:
+            expected = one.text(expected, want)
+        assert united.text(text, got) == expected, text
+        assert got == want, text
+    if extra:
+        assert united.text("TKT-42") == "[REDACTED:ticket]"
+        assert united.text("see TKT-42") == "see TKT-42"

@@ -1,9 +1,11 @@
 """`classifier serve` assembled: the gRPC server, hot reload, the shadow, the decision
 log and the HTTP side port, started and stopped in the right order.
 
-`App` is the one owner of the process-wide pieces: it builds the explaining
-process, the explain budget, the pushback and the lanes, hands them to the
-gRPC port and the console, and closes them. It does no signal handling, so
+`App` is the one owner of the process-wide pieces: it enters each into one
+ExitStack as it builds it (the gRPC port's parts, `rpc.app.ServerParts`: the
+lanes and their pushback, the explain budget and the explaining process; the
+observers, the ports and the watchers), hands them to the gRPC port and the
+console, and `stop` closes the stack. It does no signal handling, so
 tests run it in-process; `serve` adds the signals (SIGTERM/SIGINT stop
 gracefully, SIGHUP reloads) and waits.
 """
@@ -39,13 +41,12 @@ from classifier.defaults import (
 )
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.log import log
 from classifier.server.observers.activity import Activity
-from classifier.server.observers.decisions import DecisionLog
+from classifier.server.observers.decisions import DecisionLog, DecisionLogMetrics
 from classifier.server.observers.metrics import Metrics
-from classifier.server.observers.shadow import Shadow
-from classifier.server.observers.unknown_sample import UnknownSample
+from classifier.server.observers.shadow import Shadow, ShadowMetrics
+from classifier.server.observers.unknown_sample import UnknownSample, UnknownSampleMetrics
 from classifier.server.reload import (
     WATCH_DEBOUNCE_MS,
     Check,
@@ -55,9 +56,7 @@ from classifier.server.reload import (
     strict_check,
 )
 from classifier.server.rpc import convert
-from classifier.server.rpc.app import GrpcServer, ServerLimits, create_server
-from classifier.server.rpc.lanes import Lanes
-from classifier.server.rpc.pushback import Pushback
+from classifier.server.rpc.app import GrpcServer, ServerLimits, ServerParts, bind_server
 from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
 from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
@@ -157,6 +156,9 @@ class App:
     ) -> None:
         self.config = config
         self._stopped = False
+        self._grace = 0.0
+        """The stop's grace (0 while a failed construction unwinds)."""
+        self._stop_started = time.monotonic()
         loaded = load_rulesets(config) if rulesets is None else rulesets
         self.bundler = Bundler(config.bundle)
         if bundle is None:
@@ -169,6 +171,62 @@ class App:
         self.redactor = Redactor.from_specs(config.redact_patterns)
         self.active = holders["active"]
         self.candidate = holders.get("candidate")
+        with contextlib.ExitStack() as stack:
+            self._assemble(stack, config, holders)
+            self._parts = stack.pop_all()
+        """Every part, entered so that closing it stops them in the order `stop` says."""
+
+    def _assemble(
+        self, stack: contextlib.ExitStack, config: ServeConfig, holders: dict[str, RulesetHolder]
+    ) -> None:
+        """Build every part, each entered into `stack` as it is made: a failure part-way
+        closes what was made, and `stop` closes them all, the last made first. So they
+        are made in the reverse of the order they stop in (the watchers first, then the
+        gRPC port, the decision log, the live sample, the side port, the lanes and last
+        the explaining process, which the console may still be using)."""
+        self.parts = ServerParts.enter(
+            stack, config.limits.lane_limits(config.threads), self.metrics
+        )
+        self.lanes = self.parts.lanes
+        self.explain_budget = self.parts.explain_budget
+        self.explainer = self.parts.explainer
+        self.activity = Activity() if config.metrics_address and config.console else None
+        self.shadow: Shadow | None = None
+        if self.candidate is not None:
+            self.shadow = Shadow(
+                self.candidate,
+                self.metrics,
+                examples=config.shadow_examples,
+                redactor=self.redactor,
+            )
+        else:  # its instruments all the same, at zero: one exposition whatever the flags
+            ShadowMetrics(self.metrics.registry)
+        self.sample = (
+            UnknownSample(
+                self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
+            )
+            if config.metrics_address and config.unknown_sample_bytes > 0
+            else None
+        )
+        if self.sample is None:
+            UnknownSampleMetrics(self.metrics.registry)
+        self.admin = (
+            AdminServer(
+                config.metrics_address,
+                self.metrics.registry,
+                ready=lambda: self.server.can_answer(),
+                reload=self.reload if config.reload_endpoint else None,
+                unknowns=self.sample.lines if self.sample is not None else None,
+                console=self._console(config),
+                ruleset=self._described,
+            )
+            if config.metrics_address
+            else None
+        )
+        if self.admin is not None:
+            stack.callback(self.admin.stop)
+        if self.sample is not None:
+            stack.callback(self.sample.close)
         self.decisions = (
             DecisionLog(
                 config.decision_log,
@@ -182,63 +240,27 @@ class App:
             if config.decision_log
             else None
         )
-        self.sample = (
-            UnknownSample(
-                self.metrics, max_bytes=config.unknown_sample_bytes, redactor=self.redactor
-            )
-            if config.metrics_address and config.unknown_sample_bytes > 0
-            else None
+        if self.decisions is not None:  # what the grace has left: every decision written
+            decisions = self.decisions
+            stack.callback(lambda: decisions.close(self._grace - self._stopping_for()))
+        else:  # its instruments all the same, at zero: one exposition with or without a log
+            DecisionLogMetrics(self.metrics.registry)
+        observers: list[Observer] = [
+            o for o in (self.activity, self.shadow, self.decisions, self.sample) if o is not None
+        ]
+        reporters: list[Reporter] = [r for r in (self.decisions, self.sample) if r is not None]
+        self.server: GrpcServer = bind_server(
+            self.active,
+            config.address,
+            self.parts,
+            candidate=self.candidate,
+            observers=observers,
+            reporters=reporters,
+            tls=config.tls,
+            limits=config.limits,
+            reuse_port=config.reuse_port,
         )
-        try:
-            self._assemble(config, holders)
-        except BaseException:
-            if self.decisions is not None:
-                self.decisions.close()
-            raise
-
-    def _assemble(self, config: ServeConfig, holders: dict[str, RulesetHolder]) -> None:
-        observers: list[Observer] = []
-        self.activity = Activity() if config.metrics_address and config.console else None
-        if self.activity is not None:
-            observers.append(self.activity)
-        self.shadow: Shadow | None = None
-        if self.candidate is not None:
-            self.shadow = Shadow(
-                self.candidate,
-                self.metrics,
-                examples=config.shadow_examples,
-                redactor=self.redactor,
-            )
-            observers.append(self.shadow)
-        reporters: list[Reporter] = []
-        if self.decisions is not None:
-            observers.append(self.decisions)
-            reporters.append(self.decisions)
-        if self.sample is not None:
-            observers.append(self.sample)
-            reporters.append(self.sample)
-        self.lanes = Lanes(config.limits.lane_limits(config.threads), self.metrics, Pushback())
-        self.explain_budget = ExplainBudget()
-        self.explainer = Explainer()
-        try:
-            self.server: GrpcServer = create_server(
-                self.active,
-                config.address,
-                threads=config.threads,
-                candidate=self.candidate,
-                observers=observers,
-                reporters=reporters,
-                metrics=self.metrics,
-                tls=config.tls,
-                limits=config.limits,
-                reuse_port=config.reuse_port,
-                lanes=self.lanes,
-                explain_budget=self.explain_budget,
-                explainer=self.explainer,
-            )
-        except BaseException:
-            self.explainer.close()
-            raise
+        stack.callback(lambda: self.server.stop(self._grace))
         check = config.check()
         self.reloaders = [
             self._reloader(path, holders[role], role, check)
@@ -249,24 +271,11 @@ class App:
             if config.watch
             else []
         )
-        try:
-            self.admin = (
-                AdminServer(
-                    config.metrics_address,
-                    self.metrics.registry,
-                    ready=self.server.can_answer,
-                    reload=self.reload if config.reload_endpoint else None,
-                    unknowns=self.sample.lines if self.sample is not None else None,
-                    console=self._console(config),
-                    ruleset=self._described,
-                )
-                if config.metrics_address
-                else None
-            )
-        except BaseException:
-            self.server.grpc_server.stop(None)
-            self.explainer.close()
-            raise
+        for watcher in self.watchers:
+            stack.callback(watcher.stop)
+
+    def _stopping_for(self) -> float:
+        return time.monotonic() - self._stop_started
 
     def _described(self) -> str:
         """GetRuleset's answer as JSON, for the side port's `GET /-/ruleset`: one answer
@@ -339,16 +348,9 @@ class App:
         if self._stopped:
             return
         self._stopped = True
-        for watcher in self.watchers:
-            watcher.stop()
-        self.server.stop(self.config.grace if grace is None else grace)
-        if self.decisions is not None:
-            self.decisions.close()
-        if self.sample is not None:
-            self.sample.close()
-        if self.admin is not None:
-            self.admin.stop()
-        self.explainer.close()  # after the console's port: it may be explaining
+        self._grace = self.config.grace if grace is None else grace
+        self._stop_started = time.monotonic()
+        self._parts.close()
 
     def _describe(self) -> dict[str, Any]:
         def summary(r: Ruleset) -> dict[str, object]:
@@ -435,10 +437,17 @@ def _exit_after(seconds: float) -> None:
 class SignalPipe:
     """SIGTERM, SIGINT and SIGHUP, acted on by a thread of their own.
 
-    A handler runs between two bytecodes of the main thread, which may be inside a
-    write to stderr or holding a lock; logging there raised "reentrant call" and
-    ended the process. So the handler only writes the signal's number to a pipe
-    (async-signal-safe), and this thread logs, stops or reloads.
+    The kernel hands a process's signal to any of its threads that does not block it,
+    and Python runs its handlers only on the main thread, the next time that thread
+    runs: one taken by a gRPC thread while the main thread slept in `serve`'s wait
+    was acted on only at the next signal that woke it (a SIGHUP "lost" until
+    SIGTERM; tests/server/test_signal_pipe.py sends one to a gRPC thread). So the
+    signal's number reaches the pipe from C, in whichever thread took it
+    (`signal.set_wakeup_fd`), and this thread reads the pipe and logs, stops or
+    reloads. The Python-level handler does nothing: it only replaces the default
+    action (a SIGHUP would end the process), and logging in a handler, between two
+    bytecodes of a thread that may be inside a write to stderr, raised "reentrant
+    call" and ended the process.
     """
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
@@ -447,29 +456,35 @@ class SignalPipe:
         self._on_stop = on_stop
         self._on_reload = on_reload
         self._read, self._write = os.pipe()
-        self._previous = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        os.set_blocking(self._write, False)  # a full pipe: enough of this signal is queued
+        self._previous = {s: signal.signal(s, _taken_from_the_pipe) for s in self.SIGNALS}
+        self._previous_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
         self._thread = threading.Thread(target=self._run, name="signals", daemon=True)
         self._thread.start()
-
-    def _handle(self, signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(OSError):  # a full pipe: enough of this signal is queued
-            os.write(self._write, bytes([signum]))
 
     def _run(self) -> None:
         while data := os.read(self._read, 64):
             for signum in data:
                 if signum == signal.SIGHUP:
                     self._on_reload()
-                else:
+                elif signum in self.SIGNALS:
                     self._on_stop(signum)
+                # any other signal with a Python handler of its own is not ours
 
     def close(self) -> None:
-        """Put the handlers back (a later signal must not write to a closed pipe), then end."""
+        """Put the handlers and the wakeup descriptor back (a later signal must not write to
+        a closed pipe), then end."""
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
+        signal.set_wakeup_fd(self._previous_fd)
         os.close(self._write)
         self._thread.join(timeout=1.0)
         os.close(self._read)
+
+
+def _taken_from_the_pipe(_signum: int, _frame: FrameType | None) -> None:
+    """SignalPipe's handlers: the signal's number is in the pipe already (written from C by
+    the thread that took it); what to do is decided there."""
 
 
 def serve(

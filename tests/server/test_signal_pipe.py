@@ -1,4 +1,5 @@
-"""SignalPipe: a signal handler must never write a log line itself.
+"""SignalPipe: a signal handler must never write a log line itself, and a signal another
+thread took is acted on at once.
 
 The handler runs on the main thread between two bytecodes, possibly inside a
 write to stderr; a log line written there raised "reentrant call inside
@@ -7,17 +8,24 @@ write to stderr; a log line written there raised "reentrant call inside
 
 from __future__ import annotations
 
+import ctypes
 import io
 import os
 import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
+import grpc
 import pytest
 
+from benchmarks.attacks import serve
 from classifier.server.log import log
 from classifier.server.runtime import SignalPipe
+from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
+from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
+from tests.support import ROOT, ruleset_files, wait_for, write_folder
 
 
 def test_a_storm_of_signals_during_stderr_writes_is_acted_on_off_the_main_thread(
@@ -77,3 +85,48 @@ def test_close_puts_the_previous_handlers_back() -> None:
     assert all(signal.getsignal(s) != before[s] for s in SignalPipe.SIGNALS)
     pipe.close()
     assert {s: signal.getsignal(s) for s in SignalPipe.SIGNALS} == before
+
+
+def test_a_signal_another_thread_took_is_acted_on_while_the_main_thread_sleeps() -> None:
+    """The kernel may hand the process's SIGHUP to any thread; Python runs its handlers only
+    on the main thread, when it next runs. With the main thread asleep (as in `serve`),
+    a SIGHUP taken by another thread must still reload at once, not when something
+    wakes the main thread."""
+    reloaded = threading.Event()
+    pipe = SignalPipe(lambda _s: None, reloaded.set)
+    park = threading.Event()
+    other = threading.Thread(target=park.wait, args=(30,), name="other")
+    other.start()
+    try:
+        assert other.ident is not None
+        started = time.monotonic()
+        signal.pthread_kill(other.ident, signal.SIGHUP)  # taken by `other`, not the main thread
+        assert reloaded.wait(5)  # the main thread sleeps here, in C, until the reload
+        took = time.monotonic() - started
+    finally:
+        park.set()
+        other.join(timeout=10)
+        pipe.close()
+    assert took < 2
+
+
+def test_serve_reloads_on_a_sighup_a_grpc_thread_took(tmp_path: Path) -> None:
+    """The real server: a SIGHUP sent to one of gRPC's threads (as the kernel may deliver a
+    process's signal) reloads the rules (the CI flake of test_sighup_reloads_the_rules)."""
+    rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
+    served = serve(ROOT, tmp_path / "serve.log", rules=str(rules))
+    try:
+        pid = served.proc.pid
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid]
+        names = {t: Path(f"/proc/{pid}/task/{t}/comm").read_text().strip() for t in tids}
+        target = next(t for t in tids if names[t].startswith(("grpc", "event_engine")))
+        write_folder(rules, ruleset_files("2.0.0", "ToolError"))
+        with grpc.insecure_channel(served.address) as channel:
+            stub = pb_grpc.ErrorClassifierStub(channel)
+            assert stub.GetRuleset(pb.GetRulesetRequest(), timeout=10).version == "1.0.0"
+            assert ctypes.CDLL(None, use_errno=True).tgkill(pid, target, signal.SIGHUP) == 0
+            wait_for(lambda: stub.GetRuleset(pb.GetRulesetRequest(), timeout=10).version == "2.0.0")
+    finally:
+        code, _ = served.stop()
+        served.kill()
+    assert code == 0

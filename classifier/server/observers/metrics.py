@@ -16,7 +16,8 @@ every failure adds the two (deploy/prometheus/errorclass.rules.yaml).
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -45,8 +46,20 @@ LATENCY_BUCKETS = (
 )
 
 
+class RpcInstruments(NamedTuple):
+    """One RPC's instruments as the observing interceptor moves them."""
+
+    took: Callable[[float], None]
+    """Seconds one call (one message of a stream) took to answer."""
+    started: Callable[[], None]
+    ended: Callable[[], None]
+
+
 class Metrics:
-    """Every instrument the service reports, in one registry."""
+    """The service's registry, with the instruments of its answers and its RPCs, of the
+    serving ruleset and of what the redactor masked. A room with instruments of its own
+    declares them on this registry and moves them through its own methods
+    (`DecisionLogMetrics`, `ShadowMetrics`, `UnknownSampleMetrics`, `LaneMetrics`)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -114,84 +127,11 @@ class Metrics:
             ("role",),
             registry=r,
         )
-        self.shadow_comparisons = Counter(
-            "errorclass_shadow_comparisons",
-            "Requests also classified under the candidate ruleset.",
-            registry=r,
-        )
-        self.shadow_disagreements = Counter(
-            "errorclass_shadow_disagreements",
-            "Requests the candidate ruleset would answer differently (class, effect, "
-            "retryable or action), by active and candidate class and rule.",
-            ("active_class", "candidate_class", "active_rule", "candidate_rule"),
-            registry=r,
-        )
-        self.decision_log_lines = Counter(
-            "errorclass_decision_log_lines",
-            "Lines written to the decision log.",
-            registry=r,
-        )
-        self.decision_log_dropped = Counter(
-            "errorclass_decision_log_dropped",
-            "Decision log lines dropped because the writer fell behind.",
-            registry=r,
-        )
-        self.unknown_sample_bytes = Gauge(
-            "errorclass_unknown_sample_bytes",
-            "Bytes the live sample of Unknowns holds (GET /-/unknowns), within its cap.",
-            registry=r,
-        )
-        self.unknown_sample_clusters = Gauge(
-            "errorclass_unknown_sample_clusters",
-            "Failures (structural key and masked message) the live sample of Unknowns holds.",
-            registry=r,
-        )
-        self.unknown_sample_dropped = Counter(
-            "errorclass_unknown_sample_dropped",
-            "Unknowns the live sample did not take in because its queue was full.",
-            registry=r,
-        )
-        self.decision_log_write_errors = Counter(
-            "errorclass_decision_log_write_errors",
-            "Failed writes to the decision log (the lines they held are counted as dropped).",
-            registry=r,
-        )
-        self.decision_log_failing = Gauge(
-            "errorclass_decision_log_failing",
-            "1 while the decision log cannot be written (full disk, I/O error), else 0.",
-            registry=r,
-        )
-        self.decision_log_queued_bytes = Gauge(
-            "errorclass_decision_log_queued_bytes",
-            "Bytes of decision log lines waiting for the writer (bounded by its byte cap).",
-            registry=r,
-        )
         self.redactions = Counter(
             "errorclass_redactions",
             "Secrets masked before a descriptor was written (decision log, shadow examples), "
             "by mask.",
             ("mask",),
-            registry=r,
-        )
-        self.refused = Counter(
-            "errorclass_refused",
-            "Calls refused before they were served, by RPC and reason (a full lane: "
-            "unary_full, stream_full, ...; malformed: bytes that are not a valid message; "
-            "explain_budget).",
-            ("rpc", "reason"),
-            registry=r,
-        )
-        self.held = Counter(
-            "errorclass_held_calls",
-            "Calls held back in their lane's queue because their connection was refused an "
-            "explanation and told when to retry, by lane.",
-            ("lane",),
-            registry=r,
-        )
-        self.streams_closed = Counter(
-            "errorclass_streams_closed",
-            "Streams the server closed, by RPC and reason (idle, max_age).",
-            ("rpc", "reason"),
             registry=r,
         )
         self.local_decisions = Counter(
@@ -254,6 +194,11 @@ class Metrics:
         if result.error_class is ErrorClass.Unknown:
             self._local_unknown[result.unknown_reason].inc()
 
+    def redacted(self, masks: Mapping[str, int]) -> None:
+        """Count what the redactor masked in a record written down (by mask)."""
+        for name, count in masks.items():
+            self.redactions.labels(name).inc(count)
+
     def bundle(self, bundle: ServingBundle | None) -> None:
         """Show which bundle serves (replacing the previous one's series)."""
         self.bundle_info.clear()
@@ -274,6 +219,13 @@ class Metrics:
         self.reloads.labels(role, status.result.value).inc()
         self.reload_last_time.labels(role).set(time.time())
         self.serving(role, serving, reload_ok=status.ok)
+
+    def rpc(self, rpc: str) -> RpcInstruments:
+        """`rpc`'s timing and in-flight gauge, as the methods that move them (taken once per
+        method, so a call looks nothing up)."""
+        duration = self.rpc_duration.labels(rpc)
+        in_flight = self.in_flight.labels(rpc)
+        return RpcInstruments(duration.observe, in_flight.inc, in_flight.dec)
 
     def rpc_finished(self, rpc: str, code: str) -> None:
         child = self._finished.get((rpc, code))

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import CollectorRegistry, Counter
+
 from classifier.answer import Classification
 from classifier.defaults import DEFAULT_SHADOW_EXAMPLES
 from classifier.descriptor import Descriptor
@@ -69,6 +71,31 @@ def answers_differ(a: Classification, b: Classification) -> bool:
     )
 
 
+class ShadowMetrics:
+    """The shadow's instruments, declared on the registry it is handed and moved only through
+    these methods; a server without a candidate declares them too, at zero."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._comparisons = Counter(
+            "errorclass_shadow_comparisons",
+            "Requests also classified under the candidate ruleset.",
+            registry=registry,
+        )
+        self._disagreements = Counter(
+            "errorclass_shadow_disagreements",
+            "Requests the candidate ruleset would answer differently (class, effect, "
+            "retryable or action), by active and candidate class and rule.",
+            ("active_class", "candidate_class", "active_rule", "candidate_rule"),
+            registry=registry,
+        )
+
+    def compared(self) -> None:
+        self._comparisons.inc()
+
+    def disagreed(self, kind: tuple[str, str, str, str]) -> None:
+        self._disagreements.labels(*kind).inc()
+
+
 class Shadow:
     """Compares every answer with what the candidate in `holder` would say."""
 
@@ -83,6 +110,7 @@ class Shadow:
         self.holder = holder
         self.redactor = redactor
         self.metrics = metrics
+        self.instruments = ShadowMetrics(metrics.registry)
         self.examples = examples
         self._lock = threading.Lock()
         self._kept: dict[Kind, _Kept] = {}
@@ -95,7 +123,7 @@ class Shadow:
     def classified(self, descriptor: Descriptor, active: Classification) -> None:
         candidate_rules = self.holder.current
         candidate = classify(candidate_rules, descriptor)
-        self.metrics.shadow_comparisons.inc()
+        self.instruments.compared()
         if not answers_differ(active, candidate):
             return
         kind = (
@@ -104,14 +132,13 @@ class Shadow:
             active.rule_id,
             candidate.rule_id,
         )
-        self.metrics.shadow_disagreements.labels(*kind).inc()
+        self.instruments.disagreed(kind)
         kept = self._take_example(kind, (active.ruleset_digest, candidate.ruleset_digest))
         if kept is None:
             return
         data, masked = self.redactor.descriptor(descriptor_dict(descriptor))
         extra = {"redacted": masked.as_dict()} if masked else {}
-        for name, count in masked.masks.items():
-            self.metrics.redactions.labels(name).inc(count)
+        self.metrics.redacted(masked.masks)
         example = Example(data, answer_dict(active), answer_dict(candidate))
         with self._lock:
             kept.examples.append(example)

@@ -25,6 +25,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
 from classifier.answer import Classification
 from classifier.defaults import DEFAULT_UNKNOWN_SAMPLE_BYTES
 from classifier.descriptor import Descriptor
@@ -52,6 +54,35 @@ class _Entry:
     size: int
 
 
+class UnknownSampleMetrics:
+    """The live sample's instruments, declared on the registry it is handed and moved only
+    through these methods; a server without the sample declares them too, at zero."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._bytes = Gauge(
+            "errorclass_unknown_sample_bytes",
+            "Bytes the live sample of Unknowns holds (GET /-/unknowns), within its cap.",
+            registry=registry,
+        )
+        self._clusters = Gauge(
+            "errorclass_unknown_sample_clusters",
+            "Failures (structural key and masked message) the live sample of Unknowns holds.",
+            registry=registry,
+        )
+        self._dropped = Counter(
+            "errorclass_unknown_sample_dropped",
+            "Unknowns the live sample did not take in because its queue was full.",
+            registry=registry,
+        )
+
+    def dropped(self) -> None:
+        self._dropped.inc()
+
+    def holding(self, size: int, clusters: int) -> None:
+        self._bytes.set(size)
+        self._clusters.set(clusters)
+
+
 class UnknownSample:
     """The newest Unknown per failure, redacted, within `max_bytes`."""
 
@@ -66,6 +97,7 @@ class UnknownSample:
         self.max_bytes = max_bytes
         self.redactor = redactor
         self.metrics = metrics
+        self.instruments = UnknownSampleMetrics(metrics.registry)
         self._queue: queue.Queue[
             tuple[float, Descriptor, Classification, LocalDecision | None] | None
         ] = queue.Queue(queue_size)
@@ -97,7 +129,7 @@ class UnknownSample:
         try:
             self._queue.put_nowait((time.time(), descriptor, result, local))
         except queue.Full:
-            self.metrics.unknown_sample_dropped.inc()
+            self.instruments.dropped()
 
     def _work(self) -> None:
         while (item := self._queue.get()) is not None:
@@ -139,8 +171,7 @@ class UnknownSample:
             while self._bytes > self.max_bytes and self._entries:
                 _, evicted = self._entries.popitem(last=False)
                 self._bytes -= evicted.size
-            self.metrics.unknown_sample_bytes.set(self._bytes)
-            self.metrics.unknown_sample_clusters.set(len(self._entries))
+            self.instruments.holding(self._bytes, len(self._entries))
 
     @property
     def bytes(self) -> int:

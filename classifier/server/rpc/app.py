@@ -2,16 +2,19 @@
 limits, TLS, its lanes and the interceptors that put every call on its lane and
 measure it.
 
-The parts the server shares with the rest of the process (the lanes and the
-pushback, the explain budget and the explaining process) are handed in by
-their owner, runtime.App; a server made alone (tests, benchmarks) builds its
-own and closes the explaining process when it stops.
+The parts the server shares with the rest of the process (`ServerParts`: the
+metrics, the lanes and their pushback, the explain budget and the explaining
+process) are built and closed by one owner: runtime.App, whose ExitStack holds
+them with the rest of the service, or `create_server`, the factory of a server
+alone (tests, benchmarks), whose server holds them and closes them when it stops.
+`bind_server` takes them as they are and builds none.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,28 +114,49 @@ class ServerLimits:
         return options
 
 
+@dataclass(frozen=True, slots=True)
+class ServerParts:
+    """What the gRPC port shares with the rest of the process: the metrics, the lanes (with
+    the pushback, built here and nowhere else), the explain budget and the explaining
+    process. Made by `enter`, which hands their closing to the owner's ExitStack."""
+
+    metrics: Metrics
+    lanes: Lanes
+    explain_budget: ExplainBudget
+    explainer: Explainer
+
+    @classmethod
+    def enter(cls, stack: contextlib.ExitStack, lanes: LaneLimits, metrics: Metrics) -> ServerParts:
+        """The parts, closed by `stack`: the lanes, then the explaining process (the console
+        may still be explaining when the lanes stop)."""
+        explainer = Explainer()
+        stack.callback(explainer.close)
+        built = Lanes(lanes, metrics, Pushback())
+        stack.callback(built.stop)
+        return cls(metrics, built, ExplainBudget(), explainer)
+
+
 class GrpcServer:
     """The classifier's gRPC port, bound, and the parts an operator (or a test) needs to
-    reach; `runtime.App` is the whole service around it."""
+    reach; `runtime.App` is the whole service around it. `owned` is what closes the parts
+    when this server stops, for a server made alone (`create_server`); None when an owner
+    (runtime.App) closes them."""
 
     def __init__(
         self,
         grpc_server: grpc.Server,
         port: int,
         health: health.HealthServicer,
-        metrics: Metrics,
-        lanes: Lanes,
+        parts: ServerParts,
         interceptor: LaneInterceptor,
-        on_stop: Sequence[Callable[[], None]] = (),
     ) -> None:
         self.grpc_server = grpc_server
         self.port = port
         self.health = health
-        self.metrics = metrics
-        self.lanes = lanes
+        self.metrics = parts.metrics
+        self.lanes = parts.lanes
         self.interceptor = interceptor
-        self.on_stop = tuple(on_stop)
-        """Run after the server stopped: closing what create_server built for it alone."""
+        self.owned: contextlib.ExitStack | None = None
         self.ready = False
 
     def start(self) -> None:
@@ -166,9 +190,8 @@ class GrpcServer:
             self._quiet(started + grace / 2)
         left = None if grace is None else max(0.0, grace - (time.monotonic() - started))
         self.grpc_server.stop(left).wait(None if left is None else left + 2.0)
-        self.lanes.stop()
-        for stopped in self.on_stop:
-            stopped()
+        if self.owned is not None:
+            self.owned.close()
 
     def _quiet(self, until: float) -> None:
         lanes = (self.lanes.unary, self.lanes.health)
@@ -190,33 +213,54 @@ def create_server(
     candidate: RulesetHolder | None = None,
     observers: Sequence[Observer] = (),
     reporters: Sequence[Reporter] = (),
-    metrics: Metrics | None = None,
     tls: TlsFiles | None = None,
     limits: ServerLimits | None = None,
     reuse_port: bool = False,
-    lanes: Lanes | None = None,
-    explain_budget: ExplainBudget | None = None,
-    explainer: Explainer | None = None,
 ) -> GrpcServer:
-    """A server bound to `address` (port 0 picks a free port), not yet started.
+    """A server alone (tests, benchmarks, the clients' tests), bound to `address` (port 0
+    picks a free port), not yet started: it builds its own parts (lanes of `threads` within
+    `limits`, its own metrics and explaining process) and closes them when it stops."""
+    holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
+    limits = limits or ServerLimits()
+    with contextlib.ExitStack() as stack:
+        parts = ServerParts.enter(stack, limits.lane_limits(threads), Metrics())
+        server = bind_server(
+            holder,
+            address,
+            parts,
+            candidate=candidate,
+            observers=observers,
+            reporters=reporters,
+            tls=tls,
+            limits=limits,
+            reuse_port=reuse_port,
+        )
+        server.owned = stack.pop_all()
+    return server
+
+
+def bind_server(
+    holder: RulesetHolder,
+    address: str,
+    parts: ServerParts,
+    *,
+    candidate: RulesetHolder | None = None,
+    observers: Sequence[Observer] = (),
+    reporters: Sequence[Reporter] = (),
+    tls: TlsFiles | None = None,
+    limits: ServerLimits,
+    reuse_port: bool = False,
+) -> GrpcServer:
+    """A server on `parts`, bound to `address`, not yet started; its owner closes the parts.
 
     Metrics always count every answer and every reported decision; `observers` (the
     decision log, the shadow) are told of answers after them, `reporters` (the decision
-    log, the live Unknown sample) of reported decisions. `lanes` (with their pushback),
-    `explain_budget` and `explainer` are the owner's (runtime.App), who closes the
-    explainer; those not given are made here for this server alone, and it closes them.
+    log, the live Unknown sample) of reported decisions. `limits` gives the gRPC options
+    (the lanes in `parts` were built from the same limits by the owner).
     """
-    holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
-    metrics = metrics or Metrics()
-    limits = limits or ServerLimits()
+    metrics, lanes = parts.metrics, parts.lanes
     credentials = server_credentials(tls) if tls else None
-    on_stop: list[Callable[[], None]] = []
-    if lanes is None:
-        lanes = Lanes(limits.lane_limits(threads), metrics, Pushback())
-    if explainer is None:
-        explainer = Explainer()
-        on_stop.append(explainer.close)
-    lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/")
+    lane_interceptor = LaneInterceptor(lanes, f"/{SERVICE_NAME}/", metrics)
     grpc_server = grpc.server(
         lanes.unary,  # every method has a lane; this pool is for anything unforeseen
         interceptors=[lane_interceptor, ObservingInterceptor(metrics, SERVICE_NAME)],
@@ -225,8 +269,8 @@ def create_server(
     )
     service = ClassifierService(
         holder,
-        explain_budget=explain_budget or ExplainBudget(),
-        explainer=explainer,
+        explain_budget=parts.explain_budget,
+        explainer=parts.explainer,
         pushback=lanes.pushback,
         candidate=candidate,
         observers=[metrics, *observers],
@@ -248,4 +292,4 @@ def create_server(
         raise OSError(f"cannot bind {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot bind {address}")
-    return GrpcServer(grpc_server, port, health_servicer, metrics, lanes, lane_interceptor, on_stop)
+    return GrpcServer(grpc_server, port, health_servicer, parts, lane_interceptor)

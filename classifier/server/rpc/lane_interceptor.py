@@ -16,6 +16,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from classifier.server.internals import run_on
+from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.executor import Lane
 from classifier.server.rpc.handlers import (
     Continuation,
@@ -37,8 +38,10 @@ class LaneInterceptor(grpc.ServerInterceptor):
     """Outermost interceptor: puts each method on its lane, refuses calls a full lane
     cannot take, parses requests itself, and registers streams with the reaper."""
 
-    def __init__(self, lanes: Lanes, counted_prefix: str) -> None:
+    def __init__(self, lanes: Lanes, counted_prefix: str, metrics: Metrics) -> None:
         self.lanes = lanes
+        self.metrics = metrics
+        """Where a refused call of the classifier's ends (rpcs_total)."""
         self.counted_prefix = counted_prefix
         """Methods under this prefix (the classifier's) are also counted in rpcs_total."""
         self._wrapped = RebuiltHandlers(self._wrap)
@@ -77,7 +80,7 @@ class LaneInterceptor(grpc.ServerInterceptor):
         def refuse(_request: Any, context: grpc.ServicerContext) -> Any:
             self.lanes.refused(rpc, reason, details)
             if counted:
-                self.lanes.metrics.rpc_finished(rpc, "RESOURCE_EXHAUSTED")
+                self.metrics.rpc_finished(rpc, "RESOURCE_EXHAUSTED")
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, details)
 
         run_on(refuse, self.lanes.refuse)
@@ -101,7 +104,7 @@ class LaneInterceptor(grpc.ServerInterceptor):
             details = f"malformed request{f' at {where}' if where else ''}: {exc}"
             lanes.refused(rpc, "malformed", details)
             if counted and not handler.request_streaming:  # a stream's end is counted inside
-                lanes.metrics.rpc_finished(rpc, "INVALID_ARGUMENT")
+                self.metrics.rpc_finished(rpc, "INVALID_ARGUMENT")
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, details)
 
         def parsed(data: Any, context: grpc.ServicerContext) -> Any:

@@ -41,10 +41,12 @@ call on its lane (classifier.server.rpc.lane_interceptor).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
+from prometheus_client import CollectorRegistry, Counter
 
 from classifier.defaults import (
     DEFAULT_MAX_STREAMS,
@@ -80,12 +82,50 @@ class LaneLimits:
     stream_max_age: float | None = DEFAULT_STREAM_MAX_AGE_SECONDS
 
 
+class LaneMetrics:
+    """The lanes' instruments, declared on the registry they are handed and moved only
+    through these methods."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._refused = Counter(
+            "errorclass_refused",
+            "Calls refused before they were served, by RPC and reason (a full lane: "
+            "unary_full, stream_full, ...; malformed: bytes that are not a valid message; "
+            "explain_budget).",
+            ("rpc", "reason"),
+            registry=registry,
+        )
+        self._held = Counter(
+            "errorclass_held_calls",
+            "Calls held back in their lane's queue because their connection was refused an "
+            "explanation and told when to retry, by lane.",
+            ("lane",),
+            registry=registry,
+        )
+        self._streams_closed = Counter(
+            "errorclass_streams_closed",
+            "Streams the server closed, by RPC and reason (idle, max_age).",
+            ("rpc", "reason"),
+            registry=registry,
+        )
+
+    def holder(self, lane: str) -> Callable[[], None]:
+        """What a lane calls for each call it holds back."""
+        return self._held.labels(lane).inc
+
+    def refused(self, rpc: str, reason: str) -> None:
+        self._refused.labels(rpc, reason).inc()
+
+    def stream_closed(self, rpc: str, reason: str) -> None:
+        self._streams_closed.labels(rpc, reason).inc()
+
+
 class Lanes:
     """The server's lanes, the stream reaper, and which lane each method takes."""
 
     def __init__(self, limits: LaneLimits, metrics: Metrics, pushback: Pushback) -> None:
         self.limits = limits
-        self.metrics = metrics
+        self.instruments = LaneMetrics(metrics.registry)
         self.pushback = pushback
         self.unary = Lane(
             "unary",
@@ -93,7 +133,7 @@ class Lanes:
             limits.max_queued,
             f"--max-concurrent-rpcs ({limits.max_queued}) calls queued or served",
             self.pushback,
-            metrics.held.labels("unary").inc,
+            self.instruments.holder("unary"),
         )
         self.health = Lane("health", HEALTH_THREADS, HEALTH_QUEUE, f"{HEALTH_QUEUE} health checks")
         self.stream = Lane(
@@ -102,7 +142,7 @@ class Lanes:
             limits.max_streams,
             f"--max-streams ({limits.max_streams}) open streams",
             self.pushback,
-            metrics.held.labels("stream").inc,
+            self.instruments.holder("stream"),
         )
         self.reflection = Lane(
             "reflection",
@@ -146,11 +186,11 @@ class Lanes:
             lane.release_held()
 
     def refused(self, rpc: str, reason: str, details: str) -> None:
-        self.metrics.refused.labels(rpc, reason).inc()
+        self.instruments.refused(rpc, reason)
         self._log.log(
             "refused", (rpc, reason), level="warning", rpc=rpc, reason=reason, details=details
         )
 
     def _reaped(self, rpc: str, reason: str) -> None:
-        self.metrics.streams_closed.labels(rpc, reason).inc()
+        self.instruments.stream_closed(rpc, reason)
         self._log.log("stream_closed", (rpc, reason), rpc=rpc, reason=reason)

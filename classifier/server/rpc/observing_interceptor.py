@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 
 from classifier.server.log import log
-from classifier.server.observers.metrics import Metrics
+from classifier.server.observers.metrics import Metrics, RpcInstruments
 from classifier.server.rpc.handlers import Continuation, Handler, RebuiltHandlers, rebuilt
 
 INTERNAL_DETAILS = "{rpc} failed in the server; see its log"
@@ -58,13 +58,13 @@ class ObservingInterceptor(grpc.ServerInterceptor):
         return handler
 
     def _unary(self, rpc: str, behavior: UnaryBehavior) -> UnaryBehavior:
-        duration = self.metrics.rpc_duration.labels(rpc)
-        in_flight = self.metrics.in_flight.labels(rpc)
+        instruments = self.metrics.rpc(rpc)
+        took = instruments.took
 
         def observed(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             try:
-                with _Call(self, rpc, in_flight, context):
+                with _Call(self, rpc, instruments, context):
                     if context.time_remaining() <= 0:
                         context.abort(
                             grpc.StatusCode.DEADLINE_EXCEEDED,
@@ -72,13 +72,13 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                         )
                     return behavior(request, context)
             finally:
-                duration.observe(time.perf_counter() - start)
+                took(time.perf_counter() - start)
 
         return observed
 
     def _stream(self, rpc: str, behavior: StreamBehavior) -> StreamBehavior:
-        duration = self.metrics.rpc_duration.labels(rpc)
-        in_flight = self.metrics.in_flight.labels(rpc)
+        instruments = self.metrics.rpc(rpc)
+        took = instruments.took
 
         def observed(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             received = time.perf_counter()
@@ -89,9 +89,9 @@ class ObservingInterceptor(grpc.ServerInterceptor):
                     received = time.perf_counter()
                     yield request
 
-            with _Call(self, rpc, in_flight, context):
+            with _Call(self, rpc, instruments, context):
                 for response in behavior(timed(), context):
-                    duration.observe(time.perf_counter() - received)
+                    took(time.perf_counter() - received)
                     yield response
 
         return observed
@@ -120,22 +120,22 @@ class _Call:
     every call, and costs a third as much.
     """
 
-    __slots__ = ("context", "in_flight", "interceptor", "rpc")
+    __slots__ = ("context", "instruments", "interceptor", "rpc")
 
     def __init__(
         self,
         interceptor: ObservingInterceptor,
         rpc: str,
-        in_flight: Any,
+        instruments: RpcInstruments,
         context: grpc.ServicerContext,
     ) -> None:
         self.interceptor = interceptor
         self.rpc = rpc
-        self.in_flight = in_flight
+        self.instruments = instruments
         self.context = context
 
     def __enter__(self) -> None:
-        self.in_flight.inc()
+        self.instruments.started()
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
@@ -152,4 +152,4 @@ class _Call:
                     )
         finally:  # counted before it leaves the gauge: one who sees 0 in flight sees its code
             self.interceptor.metrics.rpc_finished(self.rpc, code)
-            self.in_flight.dec()
+            self.instruments.ended()

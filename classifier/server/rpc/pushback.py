@@ -18,9 +18,9 @@ from classifier.limits import HOLD_MAX_SECONDS, HOLD_MIN_SECONDS, MAX_HELD_CALLS
 
 class Pushback:
     """Each connection told to wait, with the end of its hold (monotonic seconds), and the
-    count of its calls held back now, over every lane. Built by runtime.App (or
-    create_server), shared by the servicer, which tells connections to wait, and the
-    lanes, which hold their calls back."""
+    count of its calls held back now, over every lane. Built with the lanes
+    (rpc.app.ServerParts), shared by the servicer, which tells connections to wait, and
+    the lanes, which hold their calls back."""
 
     PRUNE_AT = 10_000
 
