@@ -388,6 +388,12 @@ def well_formed(row: Row, proven: Proven | None = None) -> Descriptor | None:
     and builds, and only a row that fails goes through `_validated`, which
     names each problem (and is the authority: a test checks the two agree
     on everything this one accepts). `proven` as for `descriptor_from_row`.
+
+    Hand-tuned rather than a loop over the kinds' table, because measured it
+    must be: `_validated`, that loop, costs 5.6 times as much per well-formed
+    row (median of 21 interleaved rounds over the corpus and the bundled cases:
+    52 µs against 9.4 µs, on a machine at load 10). It reads its limits from the
+    table, and tests/test_field_kinds.py checks it field by field against it.
     """
     (type_name, supers, http, grpc, origin, code, message, causes, language, provider,
      attributes) = row  # fmt: skip
