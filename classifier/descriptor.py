@@ -197,31 +197,34 @@ _new_descriptor = _assembler(Descriptor, FIELD_NAMES, chain=True)
 _new_cause = _assembler(Cause, CAUSE_FIELD_NAMES)
 
 _WEIGHTS: dict[FieldKind, str] = {
-    "type": "len({})",
-    "type_names": "sum([len(s) + 3 for s in {}])",
-    "http_status": "0",
-    "grpc_status": "0",
-    "origin": "0",
-    "code": "len({})",
-    "message": "len({})",
-    "causes": "sum([40 + _cause_weight(c) for c in {}])",
-    "label": "len({})",
-    "attributes": "sum([len(k) + len(v) + 6 for k, v in {}.items()])",
+    "type": "len({0})",
+    "type_names": "(sum(map(len, {0})) + 3 * len({0}) if {0} else 0)",
+    "http_status": "",
+    "grpc_status": "",
+    "origin": "",
+    "code": "len({0})",
+    "message": "len({0})",
+    "causes": "(sum(map(_cause_weight, {0})) + 40 * len({0}) if {0} else 0)",
+    "label": "len({0})",
+    "attributes": "(sum(map(len, {0})) + sum(map(len, {0}.values())) + 6 * len({0}) if {0} else 0)",
 }
 """What a field of each kind adds to a JSON line, from above for ASCII text: its text,
 each name with its quotes and comma, each cause with its keys, each attribute with its
 key's and value's quotes, colon and comma (a status or origin is within a line's own
-overhead)."""
+overhead, as an empty list or map is: it costs a test, not a call)."""
 
 
 def _weigher(fields: Sequence[DescriptorField], **names: Any) -> Callable[[Any], int]:
     """A function of a descriptor (or cause) summing its fields' weights (`_WEIGHTS`).
 
     Generated from the table, as `_assembler` is, because the decision log weighs every
-    answer's descriptor: one expression, no loop over the fields.
+    answer's descriptor: one expression, no loop over the fields, and no comprehension
+    (each is a call of its own before Python 3.12: with them the weight cost 1.5 times
+    the hand-written one it replaced, without them 0.8 times, median of 21 interleaved
+    rounds over the corpus and the bundled cases).
     """
     space: dict[str, Any] = dict(names)
-    terms = " + ".join(_WEIGHTS[f.kind].format(f"d.{f.name}") for f in fields)
+    terms = " + ".join(_WEIGHTS[f.kind].format(f"d.{f.name}") for f in fields if _WEIGHTS[f.kind])
     exec(f"def weight(d):\n    return {terms}", space)  # the names are the table's
     weight: Callable[[Any], int] = space["weight"]
     return weight
