@@ -6,8 +6,8 @@
     ├── DescriptorError              a descriptor is malformed (carries FieldViolations)
     ├── RevisionError                regress.revision: a ruleset spec names neither a
     │                                folder nor a git tree
-    ├── BatchSchemaError             batch.columns: a batch's columns do not fit the mapping
-    │   └── NoDescriptorColumnError  batch.columns: no column looks like a descriptor
+    ├── BatchSchemaError             batch.mappings: a batch's columns do not fit the mapping
+    │   └── NoDescriptorColumnError  batch.mappings: no column looks like a descriptor
     ├── InputError                   batch.files: a file cannot be read or written
     ├── RulesetPinError              batch.pin: a worker loaded another ruleset than the
     │                                digest its job is pinned to

@@ -9,17 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from classifier import limits
+from classifier.batch import checks
 from classifier.descriptor import (
     FIELD_NAMES,
     CauseInput,
     Descriptor,
+    Proven,
     _validated,
     build_descriptor,
     descriptor_from_row,
-    utf8_text,
     well_formed,
 )
 from classifier.errors import DescriptorError
+from classifier.field_kinds import utf8_text
 from classifier.taxonomy import Origin
 
 # Values near every limit and edge: blank, padded, too long, out of range.
@@ -186,22 +188,45 @@ def _proven(kw: dict[str, Any]) -> bool:
     )
 
 
+def _proof(kw: dict[str, Any]) -> Proven | None:
+    """What the column checks say of the row's names, read from a one-row Arrow table of
+    them (None too for a name Arrow cannot hold: a lone surrogate)."""
+    import pyarrow as pa
+
+    names = ("type", "supertypes", "code", "language", "provider", "message")
+    try:
+        columns = {n: pa.array([kw[n]]) for n in names}
+        columns["attributes"] = pa.array(
+            [list((kw["attributes"] or {}).items())], pa.map_(pa.string(), pa.string())
+        )
+    except (UnicodeEncodeError, pa.ArrowException):
+        return None
+    if not kw["supertypes"]:
+        columns["supertypes"] = pa.array([[]], pa.list_(pa.string()))
+    return checks.proofs(columns, 1, [0])[0]
+
+
 @settings(max_examples=600, deadline=None)
 @given(inputs)
 def test_the_proven_build_is_build_descriptors_answer(kw: dict[str, Any]) -> None:
-    """Given what the column checks prove, the proven fast path builds what build_descriptor
-    builds, and refuses (None, for the field-by-field path to name why) only what it refuses;
-    the row constructor with `proven=True` gives build_descriptor's answer either way."""
+    """The column checks prove a row's names only when they are good (the model above), and
+    given their proof the fast path builds what build_descriptor builds, and refuses (None,
+    for the field-by-field path to name why) only what it refuses; the row constructor
+    with the proof gives build_descriptor's answer either way."""
     try:
         want: Descriptor | DescriptorError = build_descriptor(**kw)
     except DescriptorError as exc:
         want = exc
-    if not _proven(kw):
+    proof = _proof(kw)
+    if proof is not None:
+        assert _proven(kw), kw
+    if not _proven(kw) or not all(utf8_text(n) == n for n in _names_of(kw)):
         return
+    assert proof is not None, kw
     row = _row({**kw, "supertypes": tuple(kw["supertypes"])})
-    got = well_formed(row, proven=True)
+    got = well_formed(row, proven=proof)
     try:
-        constructed: Descriptor | DescriptorError = descriptor_from_row(row, proven=True)
+        constructed: Descriptor | DescriptorError = descriptor_from_row(row, proven=proof)
     except DescriptorError as exc:
         constructed = exc
     if isinstance(want, DescriptorError):
@@ -213,6 +238,21 @@ def test_the_proven_build_is_build_descriptors_answer(kw: dict[str, Any]) -> Non
         assert got is not None
         assert got.chain == want.chain
         assert constructed == want
+
+
+def _names_of(kw: dict[str, Any]) -> list[str]:
+    attrs = kw["attributes"] or {}
+    return [kw["type"], kw["code"], kw["language"], kw["provider"], *kw["supertypes"],
+            *attrs, *attrs.values()]  # fmt: skip
+
+
+def test_a_true_passed_for_a_proof_proves_nothing() -> None:
+    """Only the column checks' `Proven` lets the fast path skip the names' checks: a bool
+    (which the type refuses too) is not one, so a padded name is still stripped."""
+    row = (" a.B ", (" c.D",), None, None, 0, " E1 ", "m", (), " Python ", "", None)
+    d = well_formed(row, True)  # type: ignore[arg-type]
+    assert d is not None
+    assert (d.type, d.supertypes, d.code, d.language) == ("a.B", ("c.D",), "E1", "python")
 
 
 def test_the_field_table_is_the_order_of_every_descriptor_shape() -> None:
@@ -282,7 +322,9 @@ def test_the_row_paths_never_run_the_hand_built_check(monkeypatch: pytest.Monkey
         raise AssertionError("a row path ran Descriptor.__post_init__")
 
     row = ("a.B", ("c.D",), 429, None, Origin.tool, "", "m", (), "python", "", None)
+    proof = _proof(dict(zip(FIELD_NAMES, row, strict=True)))
+    assert proof is not None
     monkeypatch.setattr(Descriptor, "__post_init__", refuse)
     built = descriptor_from_row(row)
     assert (built.origin, built.chain) == (Origin.tool, ("a.B", "c.D"))
-    assert descriptor_from_row(row, proven=True).origin is Origin.tool
+    assert descriptor_from_row(row, proven=proof).origin is Origin.tool

@@ -18,7 +18,7 @@ PACKAGE = ROOT / "classifier"
 CLIENT = ROOT / "clients" / "python" / "errorclass_client"
 KERNEL = {"errors", "codes", "location", "taxonomy", "limits", "descriptor", "answer", "text"}
 KERNEL |= {"diagnostic_output", "redact", "_pem", "_signals", "_fork", "extras", "generic_types"}
-KERNEL |= {"contract", "defaults", "durations"}
+KERNEL |= {"contract", "defaults", "durations", "field_kinds"}
 LAYERS = [
     "kernel",
     "source",

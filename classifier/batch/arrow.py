@@ -1,10 +1,11 @@
 """Classify a pyarrow Table or RecordBatch of descriptors and add the answer's columns.
 
-The work is split along its three jobs: `classifier.batch.columns` reads the
-descriptor columns (the mappings, `StructColumn`, `FlatColumns` and
-`JsonColumn`, are there, with docs/batch.md's schema) and validates and
-builds each distinct descriptor once, the limits on names checked a whole
-column at a time by Arrow's kernels (`classifier.batch.checks`);
+The work is split along its jobs, each run once, one way: the mappings
+(`classifier.batch.mappings`: `StructColumn`, `FlatColumns` and `JsonColumn`, with
+docs/batch.md's schema) say where the descriptors are; `classifier.batch.decode`
+validates and builds each distinct descriptor once, reading each column with its
+kind's reader (`classifier.batch.readers`), the limits on names checked a whole
+column at a time by the kinds' column checks (`classifier.batch.checks`);
 `classifier.batch.distinct` finds the distinct rows with Arrow's hash
 kernels first (unless a sample of the rows has no repeat); and
 `classifier.batch.answers` holds the ruleset's prebuilt answers (one per rule
@@ -29,17 +30,14 @@ from classifier.batch.answers import (
     append_answers,
 )
 from classifier.batch.arrays import Batch
-from classifier.batch.columns import (
-    PREFIX,
+from classifier.batch.decode import PREFIX, Decoded, collector_paused, decode
+from classifier.batch.mappings import (
     BatchSchemaError,
     ColumnMapping,
-    Decoded,
     FlatColumns,
     JsonColumn,
     NoDescriptorColumnError,
     StructColumn,
-    collector_paused,
-    decode,
     infer_mapping,
 )
 from classifier.descriptor import Descriptor

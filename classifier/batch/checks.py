@@ -1,23 +1,25 @@
-"""The column checks: what the descriptor's fast path checks of each name, done for a whole
-column at once by Arrow's kernels.
+"""The kinds' column checks: what the descriptor's fast path checks of each kind of field,
+done for a whole column at once by Arrow's kernels (`COLUMN_CHECKS`, one per kind of
+`classifier.field_kinds.KINDS`, each reading its kind's limits).
 
-A row they prove good is built with `descriptor_from_row(..., proven=True)`, which skips
-those checks; a row they do not prove is built the ordinary way, so they need only be
-conservative: a row they pass must be one the ordinary path accepts unchanged.
+A row they prove good is handed a `Proven` (`proofs`: the only maker of one) and built
+by `descriptor_from_row(..., proven=...)`, which skips those checks; a row they do not
+prove is built the ordinary way, so they need only be conservative: a row they pass must
+be one the ordinary path accepts unchanged.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import pyarrow as pa
 
-from classifier import limits
 from classifier.batch.arrays import KERNEL_ERRORS, Array, list_offsets, list_spans, without_views
 from classifier.batch.arrays import kernels as _kernels
-from classifier.descriptor import FIELDS, NAME_LIMITS
+from classifier.descriptor import FIELDS, Proven
+from classifier.field_kinds import KINDS, FieldKind
 
 _WHITESPACE = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
@@ -25,47 +27,88 @@ _WHITESPACE = (
 )
 """The characters `str.strip()` removes (those `str.isspace()` is true of)."""
 
-_SINGLE_NAMES = frozenset({"type", "code", "label"})
-"""The kinds of field that hold one name (type, code, language, provider)."""
+ColumnCheck = Callable[[Array], set[int]]
+"""A kind's column check: the rows of a (non-null) column whose values it does not prove
+good (need no normalising and are within their kind's limits)."""
+
+_PROVEN = Proven()
+"""The one proof, handed only to rows the column checks passed (`proofs`)."""
+
+
+def proofs(columns: Mapping[str, Array], n: int, rows: list[int]) -> list[Proven | None]:
+    """For each of `rows` (places in the batch of n rows), the proof that the column checks
+    passed its names, or None: the only way a row gets one."""
+    refused = unproven(columns, n)
+    if refused is None:
+        return [None] * len(rows)
+    if not refused:
+        return [_PROVEN] * len(rows)
+    return [None if i in refused else _PROVEN for i in rows]
 
 
 def unproven(columns: Mapping[str, Array], n: int) -> set[int] | None:
     """The rows whose names the column checks do not prove good (None: no row is proven).
 
-    Proven means: type, each supertype, code, language and provider need no
-    stripping and are within their limits, type and the supertypes are not
-    empty, there are not too many supertypes or attributes, and every
-    attribute key and value is within its limit; language and provider are
-    ASCII and lower case already (Python's `lower` and Arrow's agree only on
-    ASCII), and the message needs no cutting (text read from Arrow is valid
-    UTF-8, so it holds no lone surrogate). Statuses, origin and causes are
-    left to `descriptor_from_row(..., proven=True)`.
+    Each field's column goes through its kind's check (`COLUMN_CHECKS`); a field without
+    a column (or with a null one) holds its default, which is good, unless it is the
+    type, which is required. Statuses, origin and causes are left to
+    `descriptor_from_row`, which checks them in every row, proven or not.
     """
     try:
         rows: set[int] = set()
         for f in FIELDS:
             arr = columns.get(f.name)
             if arr is None or pa.types.is_null(arr.type):
-                if f.kind == "type":
+                if KINDS[f.kind].required:
                     return None
-            elif f.kind in _SINGLE_NAMES:
-                if pa.types.is_integer(arr.type):  # a numeric code: digits, never too long
-                    continue
-                rows |= rows_of(_bad_text(arr, NAME_LIMITS[f.kind], required=f.kind == "type"))
-                if f.kind == "label":
-                    rows |= rows_of(_not_lower_ascii(arr))
-            elif f.kind == "message":
-                rows |= rows_of(_too_long(arr, limits.MAX_MESSAGE_CHARS))
-            elif f.kind == "type_names":
-                rows |= rows_of(longer(arr, limits.MAX_SUPERTYPES))
-                offsets, flat = list_spans(arr)
-                bad = _bad_text(flat, NAME_LIMITS[f.kind], required=True)
-                rows |= _rows_of_items(bad, offsets)
-            elif f.kind == "attributes":
-                rows |= _unproven_attributes(arr)
+            else:
+                rows |= COLUMN_CHECKS[f.kind](arr)
     except KERNEL_ERRORS:
         return None
     return rows
+
+
+def _type_column(arr: Array) -> set[int]:
+    """Names that need no stripping, within their limit, and (if required) not empty."""
+    kind = KINDS["type"]
+    return rows_of(_bad_text(arr, kind.limit or 0, required=kind.required))
+
+
+def _code_column(arr: Array) -> set[int]:
+    """As a name; a numeric code (digits, never too long) is good as it is."""
+    if pa.types.is_integer(arr.type):
+        return set()
+    return rows_of(_bad_text(arr, KINDS["code"].limit or 0, required=KINDS["code"].required))
+
+
+def _label_column(arr: Array) -> set[int]:
+    """As a name, and ASCII lower case already (Python's `lower` and Arrow's agree only on
+    ASCII, and the label's normalising lower-cases it)."""
+    kind = KINDS["label"]
+    return rows_of(_bad_text(arr, kind.limit or 0, required=kind.required)) | rows_of(
+        _not_lower_ascii(arr)
+    )
+
+
+def _message_column(arr: Array) -> set[int]:
+    """Within the length a message is cut to (text read from Arrow is valid UTF-8, so it
+    holds no lone surrogate)."""
+    return rows_of(_too_long(arr, KINDS["message"].limit or 0))
+
+
+def _names_column(arr: Array) -> set[int]:
+    """Not too many names, each as a type's."""
+    item = KINDS["type"]
+    rows = rows_of(longer(arr, KINDS["type_names"].limit or 0))
+    offsets, flat = list_spans(arr)
+    bad = _bad_text(flat, item.limit or 0, required=item.required)
+    return rows | _rows_of_items(bad, offsets)
+
+
+def _checked_in_every_row(arr: Array) -> set[int]:
+    """Nothing to prove: the row constructor checks these (statuses, origin, causes) in
+    every row, proven or not."""
+    return set()
 
 
 def _bad_text(arr: Array, limit: int, *, required: bool) -> Array:
@@ -111,18 +154,19 @@ def _rows_of_items(bad: Array, offsets: list[int]) -> set[int]:
     return {bisect.bisect_right(offsets, i) - 1 for i in items}
 
 
-def _unproven_attributes(arr: Array) -> set[int]:
+def _attributes_column(arr: Array) -> set[int]:
     """The rows with too many attributes, an empty or over-long key, or an over-long value."""
+    kind = KINDS["attributes"]
+    count = kind.limit or 0
+    key_chars, value_chars = kind.entry_limits
     t = arr.type
     if pa.types.is_struct(t):  # a field per key, a null field absent
         keys = [t.field(i).name for i in range(t.num_fields)]
-        if len(keys) > limits.MAX_ATTRIBUTES or not all(
-            0 < len(k) <= limits.MAX_ATTRIBUTE_KEY_CHARS for k in keys
-        ):
+        if len(keys) > count or not all(0 < len(k) <= key_chars for k in keys):
             return set(range(len(arr)))
         rows: set[int] = set()
         for values in cast(pa.StructArray, arr).flatten():
-            rows |= rows_of(_too_long(values, limits.MAX_ATTRIBUTE_VALUE_CHARS))
+            rows |= rows_of(_too_long(values, value_chars))
         return rows
     offsets, start = list_offsets(arr)
     if pa.types.is_map(t):
@@ -131,12 +175,10 @@ def _unproven_attributes(arr: Array) -> set[int]:
     else:  # a list of key/value structs
         pairs = cast(pa.StructArray, cast("pa.ListArray[Any]", arr).values)
         key, value = (pairs.field(f).slice(start, offsets[-1]) for f in ("key", "value"))
-    rows = rows_of(longer(arr, limits.MAX_ATTRIBUTES))
-    bad_key = _kernels.or_(
-        _too_long(key, limits.MAX_ATTRIBUTE_KEY_CHARS), _kernels.equal(_kernels.utf8_length(key), 0)
-    )
+    rows = rows_of(longer(arr, count))
+    bad_key = _kernels.or_(_too_long(key, key_chars), _kernels.equal(_kernels.utf8_length(key), 0))
     rows |= _rows_of_items(_kernels.fill_null(bad_key, False), offsets)
-    rows |= _rows_of_items(_too_long(value, limits.MAX_ATTRIBUTE_VALUE_CHARS), offsets)
+    rows |= _rows_of_items(_too_long(value, value_chars), offsets)
     return rows
 
 
@@ -145,3 +187,19 @@ def _too_long(arr: Array, limit: int) -> Array:
     return cast(
         Array, _kernels.fill_null(_kernels.greater(_kernels.utf8_length(arr), limit), False)
     )
+
+
+COLUMN_CHECKS: dict[FieldKind, ColumnCheck] = {
+    "type": _type_column,
+    "type_names": _names_column,
+    "http_status": _checked_in_every_row,
+    "grpc_status": _checked_in_every_row,
+    "origin": _checked_in_every_row,
+    "code": _code_column,
+    "message": _message_column,
+    "causes": _checked_in_every_row,
+    "label": _label_column,
+    "attributes": _attributes_column,
+}
+"""Each kind's column check: those the fast path skips for a proven row
+(`Kind.proven_by_columns`) prove something; the rest prove nothing, and need not."""

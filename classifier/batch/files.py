@@ -46,7 +46,7 @@ from classifier.batch.pin import RulesetPin, pinned_table
 from classifier.batch.replay import ReplayPart, Where, replay_part
 from classifier.errors import ClassifierError
 from classifier.regress.corpus import JSON_LINES_SUFFIXES
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 BATCH_ROWS = 65_536

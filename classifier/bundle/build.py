@@ -49,7 +49,7 @@ from classifier.engine.conditions import (
     TypeIs,
 )
 from classifier.engine.ruleset import CompiledRule, Outcome, Ruleset
-from classifier.source.loader import LIBRARY_PREFIX
+from classifier.source.display import LIBRARY_PREFIX
 from classifier.taxonomy import ORIGIN_ALIASES, Effect, ErrorClass, Origin, UnknownReason
 
 WHITESPACE = "".join(c for c in map(chr, range(0x110000)) if c.isspace())

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_stack(ruleset: Ruleset) -> None:
     """For a layered ruleset: what it builds on, which base rules it turned off and which
     it replaced with its own."""
-    from classifier.source.loader import shown_source
+    from classifier.source.display import shown_source
 
     if len(ruleset.layers) < 2:
         return

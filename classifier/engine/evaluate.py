@@ -115,7 +115,13 @@ def decide(ruleset: Ruleset, matches: list[Match]) -> Classification:
 def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
     """The matching rules at the nearest type depth that has any, fallbacks only if none;
     the decisive tier first, when the descriptor carries a fact one of its rules reads (a
-    descriptor without attributes pays one test for it)."""
+    descriptor without attributes pays one test for it).
+
+    Each tier's walk is `_nearest`'s. The main index's was once `_nearest` inlined here,
+    to save a call on the hottest path; measured (41 interleaved rounds over the corpus
+    and the bundled cases, bundled rules), the call is below the noise (median 18.8 µs
+    per classify merged, 20.4 µs inlined), so there is one loop.
+    """
     attributes = d.attributes
     if attributes and not ruleset.decisive_facts.isdisjoint(attributes):
         found = _nearest(ruleset.decisive, d)
@@ -125,15 +131,7 @@ def _first_matches(ruleset: Ruleset, d: Descriptor) -> list[CompiledRule]:
             found = _nearest(ruleset.decisive_fallbacks, d)
             if found:
                 return found
-    index = ruleset.index
-    by_type = index.by_type
-    for name in d.chain:
-        bucket = by_type.get(name)
-        if bucket is not None:
-            found = [r for r in bucket.candidates(d) if _holds(r, d)]
-            if found:
-                return found
-    found = [r for r in index.untyped.candidates(d) if _holds(r, d)]
+    found = _nearest(ruleset.index, d)
     if found or ruleset.fallbacks.empty:
         return found
     return _nearest(ruleset.fallbacks, d)

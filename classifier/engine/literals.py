@@ -10,7 +10,8 @@ pattern, the literal runs every match must contain, and the condition
 calls RE2 only when all of them are present. The prefilter is a necessary
 condition, never a sufficient one: RE2 still decides.
 
-The runs are read from Python's own regular-expression parser, which
+The runs are read from Python's own regular-expression parser (its private
+tree, in `classifier.engine.internals`), which
 accepts most of RE2's syntax. Anything it cannot read, or reads
 differently, yields no runs (RE2 is then called every time); only runs in
 the top-level sequence are taken, outside groups, repetitions and
@@ -22,14 +23,10 @@ that letter, so a match still shows the run in the folded text.
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
-from typing import Any
 
-# The standard library's own regex parser (private modules, stable since 3.11).
-_sre_parse: Any = importlib.import_module("re._parser")
-_LITERAL: Any = importlib.import_module("re._constants").LITERAL
+from classifier.engine.internals import LITERAL, flags_of, parse
 
 _ALLOWED_FLAGS = re.IGNORECASE | re.UNICODE | re.MULTILINE | re.DOTALL
 
@@ -53,17 +50,17 @@ NONE = Literals((), folded=False)
 def required_literals(pattern: str) -> Literals:
     """The literal runs of pattern's top-level sequence (NONE when there are none, or in doubt)."""
     try:
-        parsed = _sre_parse.parse(pattern)
+        parsed = parse(pattern)
     except (re.error, RecursionError, OverflowError, ValueError):
         return NONE
-    flags = parsed.state.flags
+    flags = flags_of(parsed)
     if flags & ~_ALLOWED_FLAGS:
         return NONE
     folded = bool(flags & re.IGNORECASE)
     runs: list[str] = []
     run: list[str] = []
     for op, arg in parsed:
-        char = chr(arg) if op is _LITERAL else ""
+        char = chr(arg) if op is LITERAL else ""
         if char and (not folded or char.isascii()):
             run.append(char.casefold() if folded else char)
             continue

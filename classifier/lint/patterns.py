@@ -8,20 +8,19 @@ string it accepts (the first alternative, the fewest repetitions). Nothing
 here has to be exact: callers keep a sample only after the real RE2 pattern
 has found a match in it.
 
-Python's `re._parser` is private but has kept its shape since `sre_parse`;
-hypothesis' `from_regex` and `rstr` build on the same tree. A pattern it
-cannot read simply has no sample.
+Python's parse tree is private (every detail read of it is in
+`classifier.engine.internals`, asserted by a test). A pattern it cannot read
+simply has no sample.
 """
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-_parser: Any = importlib.import_module("re._parser")
+from classifier.engine.internals import parse
 
 MAX_SAMPLE_CHARS = 1024
 
@@ -73,7 +72,7 @@ class _UnsupportedError(Exception):
 def samples(pattern: str) -> list[str]:
     """A few plain strings the pattern probably finds, simplest first (may be empty)."""
     try:
-        tree = _parser.parse(to_python_syntax(pattern))
+        tree = parse(to_python_syntax(pattern))
     except Exception:  # re.error, RecursionError, or a tree shape this Python lacks
         return []
     out: list[str] = []

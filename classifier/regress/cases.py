@@ -29,8 +29,10 @@ from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError, Diagnostic, sorted_diagnostics
 from classifier.location import Location
 from classifier.source.descriptor_file import DescriptorDoc
+from classifier.source.display import display_path
 from classifier.source.documents import Doc, parse_class, parsed_as
-from classifier.source.loader import CASES_SUFFIX, MANIFEST, display_path, pydantic_diagnostics
+from classifier.source.loader import CASES_SUFFIX, MANIFEST
+from classifier.source.validation import pydantic_diagnostics
 from classifier.source.yamlsource import Positions, YamlDocument, parse_yaml, read_yaml_file
 from classifier.taxonomy import ErrorClass
 

@@ -25,7 +25,7 @@ from classifier.descriptor import Descriptor
 from classifier.errors import DescriptorError
 from classifier.regress.cases import files_under, is_case_file, read_case_file
 from classifier.source.descriptor_file import descriptor_from_data
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".json")
 STDIN = "-"

@@ -12,7 +12,7 @@ from typing import Any
 
 from classifier.answer import classification_dict
 from classifier.regress.runner import CaseResult, Coverage, Report, Status, class_order
-from classifier.source.loader import shown_source
+from classifier.source.display import shown_source
 from classifier.text import github_annotation
 
 LABELS = {

@@ -192,7 +192,7 @@ def _file_dict(s: Descriptor | Cause, fields: Iterable[DescriptorField]) -> dict
         value = getattr(s, f.name)
         if f.kind == "type":
             out[f.name] = value
-        elif value is None or (not value and f.kind not in ("http_status", "grpc_status")):
+        elif value is None or (not value and not f.optional):
             continue  # empty (an unspecified origin too); a status of 0 is a status
         elif f.kind == "type_names":
             out[f.name] = list(value)

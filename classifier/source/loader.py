@@ -1,8 +1,11 @@
 """Read a ruleset folder into validated documents with positions.
 
-This is the only module that reads rule files. It returns every problem it
+This is the only module that reads rule files: the folder walk (the globs, the
+limits checked before a byte is read, links followed once), the layers and their
+bases, and each layer's digest over the bytes it read. It returns every problem it
 finds (not just the first) as located diagnostics, in the order it met them
-(RulesetError sorts them by file and line).
+(RulesetError sorts them by file and line). pydantic's errors become diagnostics in
+`validation`; how files are named in them is `display`'s.
 
 A ruleset folder holds:
 
@@ -23,14 +26,15 @@ import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from classifier.codes import Code, parse_code
+from classifier.codes import Code
 from classifier.errors import Diagnostic, RulesetError
 from classifier.location import Location
-from classifier.source import messages
+from classifier.source.display import display_path, layer_name, shown_file
+from classifier.source.display import shown_source as shown_source  # server/web/queries.py's
 from classifier.source.documents import (
     ACTION_ID_PATTERN,
     DEFAULT_INCLUDE,
@@ -39,15 +43,13 @@ from classifier.source.documents import (
     ManifestDoc,
     RuleDoc,
     RuleFileDoc,
-    doc_path,
 )
 from classifier.source.library import LIBRARY_NAME, bundled_library
+from classifier.source.validation import validated
 from classifier.source.yamlsource import Path_, Positions, YamlDocument, parse_yaml
 from classifier.text import did_you_mean
 
 MANIFEST = "ruleset.yaml"
-LIBRARY_PREFIX = "library:"
-"""How locations and sources name a bundled library: `library:default/python/openai.yaml`."""
 CATALOG = "actions.yaml"
 CASES_SUFFIX = ".cases.yaml"
 MAX_RULE_FILE_BYTES = 4 * 1024 * 1024
@@ -58,8 +60,6 @@ the folder is read (`ruleset_too_large`), before any is parsed or compiled."""
 MAX_RULESET_RULES = 10_000
 """Rules of one folder: compiling costs about 0.2 ms and 20 KB a rule (5,000 rules load in
 under a second in about 100 MB), so this bounds a load's time and memory."""
-
-DocT = TypeVar("DocT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -126,12 +126,6 @@ class LayerFiles:
     def shown(self, rel: str) -> str:
         """How a location names one of the layer's files."""
         return shown_file(self.name, rel)
-
-
-def shown_file(name: str, rel: str) -> str:
-    """How a location names the file rel of the layer called name (`.`: the working
-    directory itself, whose files are named as they are)."""
-    return rel if name in ("", ".") else f"{name.rstrip('/')}/{rel}"
 
 
 def layer_files(
@@ -298,29 +292,6 @@ def _base_folder(
     return None
 
 
-def display_path(path: Path) -> str:
-    """A path as diagnostics show it: relative to the working directory when possible."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def layer_name(folder: Path) -> str:
-    """How a folder's files are named in locations: the bundled library as
-    `library:default` (wherever the package is installed and whatever the working
-    directory), any other folder as `display_path` shows it."""
-    if folder.resolve() == bundled_library().resolve():
-        return f"{LIBRARY_PREFIX}{LIBRARY_NAME}"
-    return display_path(folder)
-
-
-def shown_source(source: str) -> str:
-    """A ruleset's or layer's `source` as a command's report shows it: a folder relative to the
-    working directory when it is under it (`library:default` and labels as they are)."""
-    return display_path(Path(source)) if os.path.isabs(source) else source
-
-
 def _not_a_folder(root: Path) -> RulesetError:
     if not root.exists():
         why = f"the folder {display_path(root)} does not exist"
@@ -457,11 +428,11 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
         return read(rel)
 
     manifest_doc = None if layer.joins else required(MANIFEST, Code.missing_manifest)
-    manifest = _validate(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
+    manifest = validated(manifest_doc, ManifestDoc, diagnostics) if manifest_doc else None
     inherits = (layer.joins or (manifest is not None and manifest.base)) and CATALOG not in data
     # a layer without its own catalog inherits its base's
     catalog_doc = None if inherits else required(CATALOG, Code.missing_catalog)
-    catalog = _validate(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
+    catalog = validated(catalog_doc, CatalogDoc, diagnostics) if catalog_doc else None
 
     include, exclude = (manifest.include, manifest.exclude) if manifest else (DEFAULT_INCLUDE, ())
     files = select_rule_files(data, include, exclude)
@@ -477,7 +448,7 @@ def read_layer(layer: LayerFiles) -> RulesetSource:
         doc = read(rel)
         if doc is None or (doc.value is None and doc.diagnostics):
             continue
-        parsed = _validate(doc, RuleFileDoc, diagnostics)
+        parsed = validated(doc, RuleFileDoc, diagnostics)
         if parsed is not None:
             rules.extend(_rule_source(rule, doc, i) for i, rule in enumerate(parsed.rules))
         else:
@@ -621,26 +592,6 @@ def glob_match(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     return match(0, 0)
 
 
-def _validate(doc: YamlDocument, model: type[DocT], diagnostics: list[Diagnostic]) -> DocT | None:
-    if doc.value is None and not doc.diagnostics:
-        diagnostics.append(
-            Diagnostic(
-                Code.empty_document,
-                f"expected a {messages.title(model)}, but the file holds no YAML document "
-                "(only comments, or nothing)",
-                doc.positions.value(()),
-            )
-        )
-        return None
-    if doc.value is None:
-        return None
-    try:
-        return model.model_validate(doc.value)
-    except ValidationError as exc:
-        diagnostics.extend(pydantic_diagnostics(exc, doc.positions, doc.value, model))
-        return None
-
-
 def _salvage_rules(doc: YamlDocument) -> tuple[list[RuleSource], list[InvalidRule]]:
     """When a rule file is invalid, still validate its rules one by one.
 
@@ -684,73 +635,3 @@ def _invalid_rule(item: Any, positions: Positions, i: int) -> InvalidRule | None
 def _rule_source(rule: RuleDoc, doc: YamlDocument, i: int) -> RuleSource:
     path = ("rules", i)
     return RuleSource(rule, doc.value["rules"][i], doc.positions.value(path), doc.positions, path)
-
-
-def pydantic_diagnostics(
-    exc: ValidationError, positions: Positions, value: Any, model: type[BaseModel] | None = None
-) -> list[Diagnostic]:
-    """Turn pydantic's errors into located diagnostics with stable codes.
-
-    The codes documents.py raises pass through; pydantic's own error types
-    become `unknown_key`, `missing_key` or `invalid_value`, so the codes an
-    author can see are the documented ones. Given the model that was
-    validated, a wrong key comes with the valid ones and a missing key with
-    what the mapping needs.
-    """
-    out = []
-    for err in messages.merged(exc.errors(include_url=False)):
-        loc = doc_path(err["loc"])
-        code, message, where = _describe(err, loc, positions, value, model)
-        out.append(Diagnostic(code, message, where, rule_id=_rule_id(value, loc)))
-    return out
-
-
-def _describe(
-    err: Any, path: Path_, positions: Positions, value: Any, model: type[BaseModel] | None
-) -> tuple[Code, str, Location]:
-    kind = err["type"]
-    field = ".".join(str(p) for p in path) or "document"
-    if kind == "extra_forbidden":
-        return Code.unknown_key, messages.unknown_key(path[-1], path, model), positions.key(path)
-    if kind == "invalid_key":
-        key = _written_key(value, path)
-        message = messages.unknown_key(key, (*path[:-1], key), model)
-        return Code.unknown_key, message, positions.key((*path[:-1], key))
-    if kind == "missing":
-        parent = path[:-1]
-        return Code.missing_key, messages.missing_key(path, model), positions.value(parent)
-    where = positions.value(path)
-    if (code := parse_code(kind)) is not None:
-        return code, str(err["msg"]), where
-    return Code.invalid_value, messages.value_message(err, field), where
-
-
-def _written_key(value: Any, path: Path_) -> Any:
-    """The key as the document holds it (pydantic's error path spells some keys as text)."""
-    mapping = value
-    for part in path[:-1]:
-        if isinstance(mapping, dict):
-            mapping = mapping.get(part)
-        elif isinstance(mapping, list) and isinstance(part, int) and part < len(mapping):
-            mapping = mapping[part]
-        else:
-            return path[-1]
-    if isinstance(mapping, dict):
-        for key in mapping:
-            if not isinstance(key, str) and path[-1] in (key, str(key), repr(key)):
-                return key
-    return path[-1]
-
-
-def _rule_id(value: Any, path: Path_) -> str:
-    if (
-        len(path) >= 2
-        and path[0] == "rules"
-        and isinstance(path[1], int)
-        and isinstance(value, dict)
-    ):
-        rules = value.get("rules")
-        if isinstance(rules, list) and path[1] < len(rules) and isinstance(rules[path[1]], dict):
-            rule_id = rules[path[1]].get("id")
-            return rule_id if isinstance(rule_id, str) else ""
-    return ""

@@ -1,5 +1,4 @@
-"""The class and action a drafted rule carries, and its id: the class only from evidence
-that decides classes.
+"""The class a drafted rule carries: only from evidence that decides classes.
 
 A wrong class a reviewer accepts is stored for ever in every past run's row, so a draft
 settles its class only when the evidence that decides classes in this library names one
@@ -25,14 +24,8 @@ An unsettled draft's class is a placeholder (`class: 'TO CHOOSE: ...'`) that fai
 plausible; it is checked (loads, lint, replay, cases) with its first candidate standing
 in, and written with the placeholder.
 
-The id is a name a team keeps: the type's own namespace and its name without the
-Error/Exception suffix (`acme.vector.IndexNotReady` -> `acme.vector.index-not-ready`),
-the runtime's name before a standard library's namespace (`go.net.`, `dotnet.system.`),
-or `--id-prefix`; a generic type is named by the words of its template.
-
-The action is the class's default, unless an unsettled failure is of a kind the default
-does not describe (output that did not parse, a bug in our own code): then the catalog's
-entry for that kind, or a drafted catalog entry when the catalog has none.
+The draft's id is named in `rule_ids`, its action chosen in `action_choice` (after the
+class, which it reads).
 """
 
 from __future__ import annotations
@@ -57,11 +50,10 @@ from classifier.engine.nearness import DECIDING_FIELDS, decides, rank
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.engine.trace import ExplainTracer
 from classifier.errors import DescriptorError
-from classifier.generic_types import is_generic
 from classifier.source.documents import CLASS_TO_CHOOSE
 from classifier.taxonomy import GRPC_CODE_NAMES, ErrorClass, Origin
 from classifier.unknowns.cluster import Cluster
-from classifier.unknowns.mask import VALUE_TOKEN, literal_text
+from classifier.unknowns.mask import literal_text
 
 Reason = tuple[ErrorClass, str]
 
@@ -420,119 +412,6 @@ def _first_reasons(reasons: Iterable[Reason]) -> list[Reason]:
     return list(out.items())
 
 
-# the id ----------------------------------------------------------------------------------
-
-_STANDARD_ROOTS = {
-    "python": {"builtins", "asyncio", "concurrent", "json", "socket", "ssl", "subprocess"},
-    "java": {"java", "javax", "jdk"},
-    "dotnet": {"system", "microsoft"},
-    "rust": {"std", "core", "alloc"},
-    "go": {"errors", "fmt", "net", "url", "os", "poll", "context", "io", "http", "tls",
-           "x509", "syscall", "json", "strconv", "exec"},
-    "node": set(),
-}  # fmt: skip
-_SUFFIX = re.compile(r"(?<=[a-z0-9])(Error|Exception|Err)$")
-
-
-def _kebab(name: str) -> str:
-    kebab = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name)
-    return re.sub(r"[^a-z0-9]+", "-", kebab.lower()).strip("-")
-
-
-def _split_type(type_name: str) -> tuple[list[str], str]:
-    """A type's namespace parts and its own name (`*net.OpError` -> [net], OpError)."""
-    name = type_name.lstrip("*&").split("<")[0]
-    parts = [p for p in re.split(r"::|[./]", name) if p]
-    return parts[:-1], (parts[-1] if parts else "error")
-
-
-def _words_slug(template: str, limit: int = 4) -> str:
-    """The template's longest run of literal words, kebab-cased, its first `limit` words."""
-    best: list[str] = []
-    run: list[str] = []
-    for token in [*template.split(), "<*>"]:
-        if "<" not in token and not VALUE_TOKEN.search(token):
-            run += re.findall(r"[A-Za-z][A-Za-z0-9]*", token)
-            continue
-        if len(run) > len(best):
-            best = run
-        run = []
-    return _kebab(" ".join(best[:limit]))
-
-
-def rule_id_for(c: Cluster, taken: set[str], prefix: str = "") -> str:
-    """A name a team keeps (see the module docstring), with the cluster id when taken."""
-    k = c.key
-    generic = is_generic(k.type)
-    named = k.type
-    if generic:
-        named = next((cause[0] for cause in k.causes if not is_generic(cause[0])), k.type)
-    space, own = _split_type(named)
-    ns = [p.lower() for p in space]
-    slug = _words_slug(c.template) if generic else _kebab(_SUFFIX.sub("", own))
-    if not slug or ns[-1:] == [slug]:  # System.Text.Json.JsonException: json-exception
-        slug = _kebab(own) or "error"
-    language = (k.language or "any").lower()
-    if prefix:
-        base = f"{prefix.rstrip('.')}.{slug}"
-    else:
-        standard = not ns or ns[0] in _STANDARD_ROOTS.get(language, set())
-        base = ".".join([*([language] if standard else []), *ns, slug])
-    base = re.sub(r"[^A-Za-z0-9._/:-]", "-", base).strip("-.") or f"{language}.error"
-    return base if base not in taken else f"{base}-{c.id}"
-
-
-# the action -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ActionChoice:
-    """The action a draft names (its class's default, or one for the kind of failure)."""
-
-    id: str
-    summary: str
-    new: bool
-    """A drafted catalog entry: no action in the catalog fits."""
-    why: str
-
-
-_KINDS: tuple[tuple[re.Pattern[str], str, str, str], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), action_id, summary, why)
-    for p, action_id, summary, why in (
-        (
-            r"pars|json|decod|validat|output|invalid start",
-            "app.fix-output-handling",
-            "The model's output did not parse or validate against the shape we expected; "
-            "tighten the prompt or the output schema, or add a repair-and-retry step.",
-            "the model's output did not parse or validate, and no catalog action says "
-            "what to do about that",
-        ),
-        (
-            r"attributeerror|keynotfound|argumentnull|nullreference|keyerror|typeerror|"
-            r"indexerror|recursion",
-            "app.fix-bug",
-            "Our own code failed on a value it did not expect (a bug); read the stack trace "
-            "and fix the code, then rerun.",
-            "it is a bug in our own code, and no catalog action says to fix code",
-        ),
-    )
-)
-
-
-def choose_action(c: Cluster, choice: ClassChoice, ruleset: Ruleset) -> ActionChoice:
-    """The class's default action, unless the failure is of a kind it does not describe."""
-    default = ruleset.defaults[choice.proposed].action
-    if not choice.settled:
-        text = evidence_text(c)
-        for pattern, action_id, summary, why in _KINDS:
-            if pattern.search(text):
-                found = ruleset.actions.get(action_id)
-                if found is not None:
-                    return ActionChoice(found.id, found.summary, False, f"catalog: {why}")
-                return ActionChoice(action_id, summary, True, why)
-    return ActionChoice(default.id, default.summary, False, f"{choice.proposed.name}'s default")
-
-
 # what is written -------------------------------------------------------------------------
 
 
@@ -546,26 +425,11 @@ def written_cases(cases: list[dict[str, Any]], choice: ClassChoice) -> list[dict
     return [{**case, "want": {**case["want"], "class": choice.written}} for case in cases]
 
 
-def distinct(items: Iterable[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
-    """Items whose `key(item)` differs from every earlier one, in order."""
-    seen: set[Any] = set()
-    out = []
-    for item in items:
-        k = key(item)
-        if k not in seen:
-            seen.add(k)
-            out.append(item)
-    return out
-
-
 __all__ = [
-    "ActionChoice",
     "ClassChoice",
-    "choose_action",
     "choose_class",
-    "distinct",
+    "evidence_text",
     "placeholder",
-    "rule_id_for",
     "written_cases",
     "written_rule",
 ]

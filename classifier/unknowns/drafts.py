@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from classifier.engine.ruleset import Ruleset
 from classifier.generic_types import is_generic
 from classifier.redact import DEFAULT as REDACTOR
-from classifier.unknowns.class_choice import ActionChoice, ClassChoice, distinct
+from classifier.unknowns.action_choice import ActionChoice
+from classifier.unknowns.class_choice import ClassChoice
 from classifier.unknowns.cluster import Cluster
 from classifier.unknowns.mask import VALUE_TOKEN, value_pattern
 from classifier.unknowns.structure import CAUSE_KEY_FIELDS, SHOWN_FIELDS
@@ -193,3 +195,15 @@ def _redacted(data: dict[str, Any]) -> dict[str, Any]:
     """A descriptor fit for a case file in a repository: secrets in its free text replaced by
     the same masks the server applies (the case must still pass, which the checks confirm)."""
     return REDACTOR.descriptor(data)[0]
+
+
+def distinct(items: Iterable[dict[str, Any]], key: Any) -> list[dict[str, Any]]:
+    """Items whose `key(item)` differs from every earlier one, in order."""
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out

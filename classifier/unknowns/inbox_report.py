@@ -23,7 +23,7 @@ from classifier.engine.explain import explain, near_miss_lines
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError
 from classifier.source.descriptor_file import descriptor_from_data
-from classifier.source.loader import shown_source
+from classifier.source.display import shown_source
 from classifier.taxonomy import ErrorClass
 from classifier.text import plural
 from classifier.unknowns.cluster import Cluster, Clusters, Example

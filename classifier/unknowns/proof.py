@@ -36,7 +36,7 @@ from classifier.source.descriptor_file import descriptor_dict
 from classifier.source.loader import CATALOG, LayerFiles, layer_files, load_stack
 from classifier.taxonomy import ErrorClass
 from classifier.text import plural
-from classifier.unknowns.class_choice import ActionChoice
+from classifier.unknowns.action_choice import ActionChoice
 from classifier.unknowns.cluster import Cluster, Clusters
 from classifier.unknowns.drafts import Draft
 

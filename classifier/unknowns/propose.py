@@ -29,17 +29,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from classifier.answer import NearMiss
-from classifier.unknowns.class_choice import (
-    ActionChoice,
-    ClassChoice,
-    choose_action,
-    choose_class,
-    rule_id_for,
-)
+from classifier.unknowns.action_choice import ActionChoice, choose_action
+from classifier.unknowns.class_choice import ClassChoice, choose_class
 from classifier.unknowns.cluster import Cluster
 from classifier.unknowns.drafts import cases_for, drafts_for, rule_for
 from classifier.unknowns.inbox_report import Report
 from classifier.unknowns.proof import Attempt, Checker
+from classifier.unknowns.rule_ids import rule_id_for
 
 
 @dataclass

@@ -27,7 +27,7 @@ from classifier.errors import DescriptorError
 from classifier.regress.cases import read_case_file
 from classifier.regress.corpus import JSON_LINES_SUFFIXES, STDIN, corpus_files
 from classifier.source.descriptor_file import descriptor_dict, descriptor_from_data
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 
 _DECISION_PREFIX = '{"ts":"'
 _CLASSIFIED_MARK = '"answer":{"class":"'

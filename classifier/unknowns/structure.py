@@ -31,15 +31,11 @@ CAUSE_KEY_FIELDS: tuple[str, ...] = tuple(
 """A cause's fields a key holds: the type (its supertypes vary with SDK versions), the
 statuses and the code."""
 
-SHOWN_FIELDS: tuple[str, ...] = (
-    "language",
-    "origin",
-    "http_status",
-    "grpc_status",
-    "code",
-    "provider",
+SHOWN_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in sorted((f for f in KEY_FIELDS if f.shown), key=lambda f: f.shown)
 )
-"""The key's single-valued fields after its type, in the order reports and drafts show them."""
+"""The key's single-valued fields after its type, in the order reports and drafts show them
+(the field table's `shown`)."""
 
 CauseKey = tuple[str, int | None, str | int | None, str]
 """A cause's type, HTTP status, gRPC status and code (`CAUSE_KEY_FIELDS`)."""

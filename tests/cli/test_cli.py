@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from classifier.cli import main
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 from tests.support import BUNDLED_RULES, MakeRuleset
 
 

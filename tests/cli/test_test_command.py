@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from classifier.cli import main
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 
 FAILING = """\
 cases:

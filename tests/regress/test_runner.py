@@ -9,7 +9,7 @@ from pathlib import Path
 from classifier.regress.cases import find_case_files
 from classifier.regress.report import result_text
 from classifier.regress.runner import Status, run_cases
-from classifier.source.loader import display_path
+from classifier.source.display import display_path
 from tests.support import MakeRuleset
 
 

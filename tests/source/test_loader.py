@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from classifier import RulesetError, load_ruleset
-from classifier.source.loader import display_path, glob_match
+from classifier.source.display import display_path
+from classifier.source.loader import glob_match
 from tests.support import MANIFEST, MakeRuleset
 
 

@@ -16,7 +16,7 @@ from classifier import build_descriptor, classify
 from classifier.cli import main
 from classifier.engine.compiler import compile_stack
 from classifier.source.loader import CATALOG, load_stack
-from classifier.unknowns.class_choice import ActionChoice
+from classifier.unknowns.action_choice import ActionChoice
 from classifier.unknowns.proof import drafts_layer
 from tests.support import BUNDLED_RULES, write_folder
 from tests.unknowns.test_propose import write_log

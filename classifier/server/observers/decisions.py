@@ -63,7 +63,7 @@ from classifier.defaults import (
     DEFAULT_DECISION_LOG_MAX_BYTES,
     DEFAULT_DECISION_LOG_QUEUE_BYTES,
 )
-from classifier.descriptor import Descriptor
+from classifier.descriptor import Descriptor, text_weight
 from classifier.redact import DEFAULT, Redactor
 from classifier.server.log import RateLimitedLog, log, utc_time
 from classifier.server.observers.metrics import Metrics
@@ -139,14 +139,7 @@ def local_fields(reported_at: str, local: LocalDecision) -> dict[str, Any]:
 
 def line_weight(d: Descriptor) -> int:
     """An estimate, from above for ASCII text, of the bytes a descriptor's line takes."""
-    size = LINE_OVERHEAD + len(d.type) + len(d.message) + len(d.code) + len(d.provider)
-    size += sum(len(s) + 3 for s in d.supertypes)
-    for c in d.causes:
-        size += 40 + len(c.type) + len(c.message) + len(c.code)
-        size += sum(len(s) + 3 for s in c.supertypes)
-    if d.attributes:
-        size += sum(len(k) + len(v) + 6 for k, v in d.attributes.items())
-    return size
+    return LINE_OVERHEAD + text_weight(d)
 
 
 class DecisionLogMetrics:
