@@ -22,8 +22,10 @@ One behaviour in every language's client (clients/spec facts.json `defaults`):
   `Unclassified`, which keeps the descriptors: never store that as Unknown. With a
   ruleset bundle (`bundle=` a signed bundle file, and/or fetched from the service), such
   a call is answered from the bundle in process instead, within the call's deadline, and
-  the answer says so (`Answer.local`, `Answer.bundle_digest`); so it is with a
-  `fallback` (`classifier.client.local.LocalFallback` in the server's package);
+  the answer says so (`Answer.local`, `Answer.bundle_digest`), and it is reported to the
+  service once it is back (ReportDecisions), as every client reports it; so it is with a
+  `fallback` (`classifier.client.local.LocalFallback` in the server's package; not
+  reported, it names no bundle);
 - in `mode="local_first"` every failure is classified in process from the bundle (no
   RPC per failure) and the decisions are reported to the service in batches
   (ReportDecisions), so its decision log, metrics and Unknown inbox see them all.
@@ -245,7 +247,10 @@ class Client:
             self.refresher = Refresher(self.bundles, self._fetch_bundle, self.timeout)
             self.refresher.start()
         self.reporter: Reporter | None = None
-        if mode == "local_first":
+        """Reports the bundle's decisions: every one in local-first mode, and in remote mode
+        the answers the bundle gave while the service could not (sent once it is back), so
+        the decision log and the Unknown inbox see the failures of an outage too."""
+        if self.bundles is not None:
             self.reporter = Reporter(
                 lambda request, t: self._methods.report_decisions(request, timeout=t),
                 batch=report_batch,
@@ -304,7 +309,8 @@ class Client:
             raise _error(err, None) from err
 
     def flush_decisions(self, *, timeout: float | None = None) -> int:
-        """Report every pending local decision now; how many the service accepted."""
+        """Report every pending local decision now (local-first decisions, and the bundle's
+        answers during an outage); how many the service accepted."""
         if self.reporter is None:
             return 0
         try:
@@ -364,6 +370,22 @@ class Client:
         if current is None:
             return None
         return local_answer(current.classify(descriptor_fields(d)), current.bundle_digest)
+
+    def _fallback(self, d: Descriptor) -> Answer | None:
+        """The local answer when the service cannot give one, reported when a bundle gave it
+        (Go, Node and Java report theirs the same way)."""
+        answer = self._local(d)
+        if answer is not None and answer.bundle_digest:
+            self._report(d, answer)
+        return answer
+
+    def _fallback_all(self, listed: Sequence[Descriptor]) -> list[Answer] | None:
+        answers = self._local_all(listed)
+        if answers is not None:
+            for d, answer in zip(listed, answers, strict=True):
+                if answer.bundle_digest:
+                    self._report(d, answer)
+        return answers
 
     def _report(self, d: Descriptor, answer: Answer) -> None:
         reporter = self.reporter
@@ -490,7 +512,7 @@ class Client:
         t = self._t(timeout)
         local = None
         if self.fallback is not None or self.bundles is not None:
-            local = lambda: self._local(d)  # noqa: E731
+            local = lambda: self._fallback(d)  # noqa: E731
             if t is not None and self.bundles is not None and self.bundles.current is not None:
                 t -= _local_margin(t)
         return self._call(
@@ -588,7 +610,7 @@ class Client:
 
         local = None
         if self.fallback is not None or self.bundles is not None:
-            local = lambda: self._local_all(listed)  # noqa: E731
+            local = lambda: self._fallback_all(listed)  # noqa: E731
         return self._call(send, listed, local)
 
     def _local_all(self, listed: Sequence[Descriptor]) -> list[Answer] | None:

@@ -51,6 +51,7 @@ limits (`fit`), so the service never refuses it.
 from __future__ import annotations
 
 import errno
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -171,15 +172,25 @@ def body_evidence(exc: BaseException) -> BodyEvidence:
     """What the provider's error body on the exception's HTTP response says (error_body).
 
     Only a body the HTTP client already read is used (`_private.read_body`): describing a
-    failure never reads from the network.
+    failure never reads from the network. Without one, a body the exception parsed
+    (`exc.body`, a mapping), else the headers the exception keeps.
     """
     response = _get(exc, "response")
-    if response is None or isinstance(response, Mapping):  # botocore's parsed dict is not one
-        return NOTHING
-    content = read_body(response)
-    if content is None:
-        return NOTHING
-    return evidence_from_bytes(http_status(exc), _headers(response), content)
+    content = None
+    if response is not None and not isinstance(response, Mapping):  # botocore's parsed dict
+        content = read_body(response)
+    if content is not None:
+        return evidence_from_bytes(http_status(exc), _headers(response), content)
+    parsed = _get(exc, "body")
+    if isinstance(parsed, Mapping) and parsed:
+        # An exception that keeps the body it parsed, not the response (pydantic-ai's
+        # ModelHTTPError: `body` is google-genai's `details`, the whole error document with
+        # its google.rpc details), is read as that document.
+        text = json.dumps(parsed, ensure_ascii=False, default=str)
+        return evidence_from_bytes(http_status(exc), None, text.encode("utf-8", "surrogatepass"))
+    # No body, but the exception keeps the response's headers (aiohttp's ClientResponseError
+    # after raise_for_status): the rate-limit and retry headers still speak.
+    return evidence_from_bytes(http_status(exc), _headers(exc), None)
 
 
 def _headers(obj: object) -> Mapping[str, str] | None:

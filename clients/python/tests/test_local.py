@@ -311,6 +311,28 @@ def test_close_flushes_and_a_full_queue_drops_the_oldest(served: Served) -> None
         assert down.local_status().pending == 3, "a failed report keeps its decisions"
 
 
+def test_the_bundles_answers_in_an_outage_are_queued_for_the_service(served: Served) -> None:
+    """Remote mode reports what the bundle answered while the service could not (the
+    failover test sees them reach the decision log once it is back); the service's own
+    answers are not reported again."""
+    with Client(
+        outage_harness.stopped_address(),
+        timeout=0.2,
+        bundle=served.bundle,
+        trusted_keys=[KEY_A],
+        fetch_bundle=False,
+        report_interval=30,
+    ) as down:
+        answers = [down.classify({**RATE_LIMITED, "message": f"outage {i}"}) for i in range(3)]
+        assert all(a.local for a in answers)
+        assert down.local_status().pending == 3
+    with Client(
+        served.address, timeout=5, bundle=served.bundle, trusted_keys=[KEY_A], fetch_bundle=False
+    ) as up:
+        assert not up.classify(RATE_LIMITED).local
+        assert up.local_status().pending == 0
+
+
 def test_local_first_without_a_bundle_calls_the_service(served: Served) -> None:
     with Client(
         served.address, timeout=5, mode="local_first", trusted_keys=[KEY_A], fetch_bundle=False
