@@ -41,7 +41,6 @@ from classifier.defaults import (
 )
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.log import log
 from classifier.server.observers.activity import Activity
 from classifier.server.observers.decisions import DecisionLog, DecisionLogMetrics
 from classifier.server.observers.metrics import Metrics
@@ -59,8 +58,9 @@ from classifier.server.rpc import convert
 from classifier.server.rpc.app import GrpcServer, ServerLimits, ServerParts, bind_server
 from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
-from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
-from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
+from classifier.server.shared.log import log
+from classifier.server.shared.serving_bundle import BundleConfig, Bundler, ServingBundle
+from classifier.server.shared.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.server.web.admin import AdminServer
 from classifier.server.web.console import Console
 from classifier.server.web.queries import Sources

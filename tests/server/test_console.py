@@ -39,7 +39,7 @@ from classifier.server.observers.activity import Activity, RuleHits
 from classifier.server.observers.metrics import Metrics
 from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.web.console import CSP, Console
 from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
@@ -521,7 +521,7 @@ def test_the_serving_ruleset_shows_its_bundle_and_how_it_is_signed(
     """The bundle digest (GetBundle's) beside the ruleset's, signed by which keys, unsigned,
     or not served, as `serve` was told."""
     from classifier.bundle.signing import generate_key, key_id, private_pem
-    from classifier.server.serving_bundle import BundleConfig
+    from classifier.server.shared.serving_bundle import BundleConfig
 
     rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
     signer = generate_key()

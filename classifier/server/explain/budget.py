@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 
 from classifier import limits
-from classifier.server.token_bucket import TokenBucket
+from classifier.server.shared.token_bucket import TokenBucket
 
 
 class ExplainRefusedError(Exception):

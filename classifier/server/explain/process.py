@@ -34,8 +34,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from classifier.engine.ruleset import Ruleset
-from classifier.server.internals import processes_of
-from classifier.server.log import log
+from classifier.server.shared.internals import processes_of
+from classifier.server.shared.log import log
 
 _serving: Ruleset | None = None
 """In the explaining process: the ruleset it was forked with."""

@@ -42,7 +42,7 @@ from classifier.server.rpc.observing_interceptor import ObservingInterceptor
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService, Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles, server_credentials
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 

@@ -42,8 +42,8 @@ from classifier.server.explain import (
 )
 from classifier.server.rpc import convert
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.serving_bundle import NOT_SERVED, LocalDecision, ServingBundle
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_bundle import NOT_SERVED, LocalDecision, ServingBundle
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 

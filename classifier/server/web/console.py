@@ -27,7 +27,7 @@ duty cycle (UNKNOWNS_DUTY) and shown with the time they were made; an explain re
 size-limited like a gRPC request (`--max-request-bytes`) and is made as gRPC's are
 (`server.explain.explain_within_budget`: one of the server's explain slots, its CPU share,
 the explaining process), or is refused at once (429). The page budget is the server's one
-token bucket (`server.token_bucket`).
+token bucket (`server.shared.token_bucket`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from classifier.server.explain import (
     ExplainRefusedError,
     explain_within_budget,
 )
-from classifier.server.token_bucket import TokenBucket
+from classifier.server.shared.token_bucket import TokenBucket
 from classifier.server.web import pages
 from classifier.server.web.queries import RuleQuery, Sources, UnknownGroups
 from classifier.server.web.routes import (

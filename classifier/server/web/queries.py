@@ -16,7 +16,7 @@ from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.observers.activity import Activity, RuleHits
 from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from classifier.source.loader import shown_source
 from classifier.unknowns.cluster import Clusterer
 from classifier.unknowns.inbox_report import Report, assess

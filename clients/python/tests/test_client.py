@@ -28,7 +28,7 @@ from classifier.server import GrpcServer
 from classifier.server.explain import ExplainBudget, Explainer
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client import (
     Answer,
     CauseInput,
