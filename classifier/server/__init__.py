@@ -2,7 +2,7 @@
 
 shared/      what every room shares: the log, the serving ruleset's home and its
              bundle, the token bucket, grpcio's internals
-explain/     the explain budget, the explaining process, `explain_within_budget`
+explain/     `Explaining` (the explain budget and the explaining process) and its refusal
 observers/   metrics, the decision log, the shadow, the live Unknown sample, activity
 rpc/         the gRPC port: app, servicer, conversion, lanes, interceptors, TLS
 web/         the side port: /metrics, /-/ endpoints and the console

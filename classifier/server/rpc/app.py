@@ -3,11 +3,11 @@ limits, TLS, its lanes and the interceptors that put every call on its lane and
 measure it.
 
 The parts the server shares with the rest of the process (`ServerParts`: the
-metrics, the lanes and their pushback, the explain budget and the explaining
-process) are built and closed by one owner: runtime.App, whose ExitStack holds
-them with the rest of the service, or `create_server`, the factory of a server
-alone (tests, benchmarks), whose server holds them and closes them when it stops.
-`bind_server` takes them as they are and builds none.
+metrics, the lanes and their pushback, the explanations) are built and closed by
+one owner: runtime.App, whose ExitStack holds them with the rest of the service, or
+`create_server`, the factory of a server alone (tests, benchmarks), whose server
+holds them and closes them when it stops. `bind_server` takes them as they are and
+builds none.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from classifier.defaults import (
     DEFAULT_THREADS,
 )
 from classifier.engine.ruleset import Ruleset
-from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.explain import Explaining
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.lane_interceptor import LaneInterceptor
 from classifier.server.rpc.lanes import LaneLimits, Lanes
@@ -117,23 +117,27 @@ class ServerLimits:
 @dataclass(frozen=True, slots=True)
 class ServerParts:
     """What the gRPC port shares with the rest of the process: the metrics, the lanes (with
-    the pushback, built here and nowhere else), the explain budget and the explaining
-    process. Made by `enter`, which hands their closing to the owner's ExitStack."""
+    the pushback, built here and nowhere else) and the explanations (the owner's, shared
+    with the console). Made by `enter`, which hands the lanes' closing to the owner's
+    ExitStack."""
 
     metrics: Metrics
     lanes: Lanes
-    explain_budget: ExplainBudget
-    explainer: Explainer
+    explaining: Explaining
 
     @classmethod
-    def enter(cls, stack: contextlib.ExitStack, lanes: LaneLimits, metrics: Metrics) -> ServerParts:
-        """The parts, closed by `stack`: the lanes, then the explaining process (the console
-        may still be explaining when the lanes stop)."""
-        explainer = Explainer()
-        stack.callback(explainer.close)
+    def enter(
+        cls,
+        stack: contextlib.ExitStack,
+        lanes: LaneLimits,
+        metrics: Metrics,
+        explaining: Explaining,
+    ) -> ServerParts:
+        """The parts, the lanes closed by `stack`. `explaining` was entered into it before,
+        so it is closed after the lanes stop (the console may still be explaining then)."""
         built = Lanes(lanes, metrics, Pushback())
         stack.callback(built.stop)
-        return cls(metrics, built, ExplainBudget(), explainer)
+        return cls(metrics, built, explaining)
 
 
 class GrpcServer:
@@ -219,11 +223,12 @@ def create_server(
 ) -> GrpcServer:
     """A server alone (tests, benchmarks, the clients' tests), bound to `address` (port 0
     picks a free port), not yet started: it builds its own parts (lanes of `threads` within
-    `limits`, its own metrics and explaining process) and closes them when it stops."""
+    `limits`, its own metrics and explanations) and closes them when it stops."""
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
     limits = limits or ServerLimits()
     with contextlib.ExitStack() as stack:
-        parts = ServerParts.enter(stack, limits.lane_limits(threads), Metrics())
+        explaining = stack.enter_context(Explaining())
+        parts = ServerParts.enter(stack, limits.lane_limits(threads), Metrics(), explaining)
         server = bind_server(
             holder,
             address,
@@ -269,8 +274,7 @@ def bind_server(
     )
     service = ClassifierService(
         holder,
-        explain_budget=parts.explain_budget,
-        explainer=parts.explainer,
+        explaining=parts.explaining,
         pushback=lanes.pushback,
         candidate=candidate,
         observers=[metrics, *observers],
