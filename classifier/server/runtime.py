@@ -187,7 +187,7 @@ class App:
         the explaining process, which the console may still be using)."""
         self.explaining = stack.enter_context(Explaining())
         self.parts = ServerParts.enter(
-            stack, config.limits.lane_limits(config.threads), self.metrics, self.explaining
+            stack, config.limits, config.threads, self.metrics, self.explaining
         )
         self.lanes = self.parts.lanes
         self.activity = Activity() if config.metrics_address and config.console else None
@@ -257,7 +257,6 @@ class App:
             observers=observers,
             reporters=reporters,
             tls=config.tls,
-            limits=config.limits,
             reuse_port=config.reuse_port,
         )
         stack.callback(lambda: self.server.stop(self._grace))
