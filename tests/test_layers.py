@@ -102,7 +102,7 @@ fallback, imported explicitly by runtimes that want it, classifies with the engi
 
 
 FROM_THE_CLIENT = {
-    "classifier.server.serving_ruleset": {"errorclass_client.answer"},
+    "classifier.server.shared.serving_ruleset": {"errorclass_client.answer"},
     "classifier.durations": {"errorclass_client.retry_after"},
     "classifier.engine.retry_after": {"errorclass_client", "errorclass_client.retry_after"},
 }
@@ -132,26 +132,19 @@ SERVER_ROOMS: list[set[str]] = [
     {"top"},
 ]
 """Inside `server/`, each tier may import its own room and the tiers before it, never a
-room beside it nor a tier after it: what every room shares (the log, the serving
-ruleset's home and its bundle, the token bucket, grpcio's internals), then explanations and the
-observers, then the two ports (gRPC and the side port), then the owner that assembles
-them (`runtime`, with `reload` and `workers`), which nothing below imports."""
-SERVER_SHARED = {"log", "serving_ruleset", "serving_bundle", "token_bucket", "internals"}
+room beside it nor a tier after it: what every room shares (`server/shared/`: the log,
+the serving ruleset's home and its bundle, the token bucket, grpcio's internals), then
+explanations and the observers, then the two ports (gRPC and the side port), then the
+owner that assembles them (`runtime`, with `reload` and `workers`), which nothing below
+imports. Each room is a folder of `server/`; the owner is its top."""
 SERVER_TOP = {"", "runtime", "reload", "workers"}
-SERVER_WEB_FILES = {"admin", "console"}
-"""The side port's modules while they still sit at the top of `server/` (they move to
-`server/web/`)."""
+"""The modules at the top of `server/` (and the package itself): the owner. Every other
+module is in a room, the folder it sits in (`server/shared/` among them)."""
 
 
 def _server_room(module: str) -> str:
     part = module.split(".")[2] if module.count(".") >= 2 else ""
-    if part in SERVER_SHARED:
-        return "shared"
-    if part in SERVER_TOP:
-        return "top"
-    if part in SERVER_WEB_FILES:
-        return "web"
-    return part
+    return "top" if part in SERVER_TOP else part
 
 
 def _server_tier(room: str) -> int:

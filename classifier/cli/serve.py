@@ -280,7 +280,7 @@ def add_parser(sub: Any) -> None:
 def config_from_args(args: argparse.Namespace) -> ServeConfig:
     """The flags as a ServeConfig; the parser's error (exit 2) for flags that need others."""
     from classifier.server import ServeConfig, ServerLimits, TlsFiles
-    from classifier.server.serving_bundle import BundleConfig
+    from classifier.server.shared.serving_bundle import BundleConfig
 
     parser: argparse.ArgumentParser = args.parser
     bundle = BundleConfig(

@@ -1,8 +1,8 @@
 """The service around the engine, in rooms (dependencies point down this list):
 
-log, serving_ruleset, serving_bundle,           shared by every room
-token_bucket, internals
-explain/     the explain budget, the explaining process, `explain_within_budget`
+shared/      what every room shares: the log, the serving ruleset's home and its
+             bundle, the token bucket, grpcio's internals
+explain/     `Explaining` (the explain budget and the explaining process) and its refusal
 observers/   metrics, the decision log, the shadow, the live Unknown sample, activity
 rpc/         the gRPC port: app, servicer, conversion, lanes, interceptors, TLS
 web/         the side port: /metrics, /-/ endpoints and the console
@@ -18,7 +18,7 @@ from classifier.server.rpc.app import (
 )
 from classifier.server.rpc.tls import TlsFiles
 from classifier.server.runtime import App, ServeConfig, serve
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 
 __all__ = [
     "DEFAULT_ADDRESS",

@@ -24,9 +24,9 @@ from classifier.engine.compiler import load_ruleset
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic, RulesetError
 from classifier.lint.checks import lint
-from classifier.server.log import log, utc_now
-from classifier.server.serving_bundle import BundleError, Bundler, ServingBundle
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.shared.log import log, utc_now
+from classifier.server.shared.serving_bundle import BundleError, Bundler, ServingBundle
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.source.loader import unreadable_entries
 
 Check = Callable[[Ruleset], Sequence[Diagnostic]]

@@ -2,10 +2,10 @@
 log and the HTTP side port, started and stopped in the right order.
 
 `App` is the one owner of the process-wide pieces: it enters each into one
-ExitStack as it builds it (the gRPC port's parts, `rpc.app.ServerParts`: the
-lanes and their pushback, the explain budget and the explaining process; the
-observers, the ports and the watchers), hands them to the gRPC port and the
-console, and `stop` closes the stack. It does no signal handling, so
+ExitStack as it builds it (the explanations, `explain.Explaining`: the explain
+budget and the explaining process; the gRPC port's parts, `rpc.app.ServerParts`:
+the lanes and their pushback; the observers, the ports and the watchers), hands
+them to the gRPC port and the console, and `stop` closes the stack. It does no signal handling, so
 tests run it in-process; `serve` adds the signals (SIGTERM/SIGINT stop
 gracefully, SIGHUP reloads) and waits.
 """
@@ -41,7 +41,7 @@ from classifier.defaults import (
 )
 from classifier.engine.ruleset import Ruleset
 from classifier.redact import Redactor
-from classifier.server.log import log
+from classifier.server.explain import Explaining
 from classifier.server.observers.activity import Activity
 from classifier.server.observers.decisions import DecisionLog, DecisionLogMetrics
 from classifier.server.observers.metrics import Metrics
@@ -59,8 +59,9 @@ from classifier.server.rpc import convert
 from classifier.server.rpc.app import GrpcServer, ServerLimits, ServerParts, bind_server
 from classifier.server.rpc.service import Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles
-from classifier.server.serving_bundle import BundleConfig, Bundler, ServingBundle
-from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
+from classifier.server.shared.log import log
+from classifier.server.shared.serving_bundle import BundleConfig, Bundler, ServingBundle
+from classifier.server.shared.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.server.web.admin import AdminServer
 from classifier.server.web.console import Console
 from classifier.server.web.queries import Sources
@@ -184,12 +185,11 @@ class App:
         are made in the reverse of the order they stop in (the watchers first, then the
         gRPC port, the decision log, the live sample, the side port, the lanes and last
         the explaining process, which the console may still be using)."""
+        self.explaining = stack.enter_context(Explaining())
         self.parts = ServerParts.enter(
-            stack, config.limits.lane_limits(config.threads), self.metrics
+            stack, config.limits, config.threads, self.metrics, self.explaining
         )
         self.lanes = self.parts.lanes
-        self.explain_budget = self.parts.explain_budget
-        self.explainer = self.parts.explainer
         self.activity = Activity() if config.metrics_address and config.console else None
         self.shadow: Shadow | None = None
         if self.candidate is not None:
@@ -257,7 +257,6 @@ class App:
             observers=observers,
             reporters=reporters,
             tls=config.tls,
-            limits=config.limits,
             reuse_port=config.reuse_port,
         )
         stack.callback(lambda: self.server.stop(self._grace))
@@ -291,8 +290,7 @@ class App:
             Sources(
                 active=self.active,
                 activity=self.activity,
-                explain_budget=self.explain_budget,
-                explainer=self.explainer,
+                explaining=self.explaining,
                 max_request_bytes=config.limits.max_request_bytes,
                 candidate=self.candidate,
                 sample=self.sample,

@@ -41,7 +41,6 @@ from types import FrameType
 from typing import Any
 
 from classifier._signals import remember as remember_signal
-from classifier.server.log import log
 from classifier.server.runtime import (
     Rulesets,
     ServeConfig,
@@ -49,7 +48,8 @@ from classifier.server.runtime import (
     serve,
     serving_bundle,
 )
-from classifier.server.serving_bundle import ServingBundle
+from classifier.server.shared.log import log
+from classifier.server.shared.serving_bundle import ServingBundle
 
 STOP_SECONDS = 30.0
 """How long the parent waits, beyond --grace, for workers it asked to stop; then it kills them."""

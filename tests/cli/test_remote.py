@@ -366,7 +366,7 @@ def test_the_client_returns_the_bundle_digest_and_whether_it_is_signed(
     tmp_path: Path, start_app: StartApp
 ) -> None:
     from classifier.bundle.signing import generate_key, private_pem
-    from classifier.server.serving_bundle import BundleConfig
+    from classifier.server.shared.serving_bundle import BundleConfig
 
     rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
     key = tmp_path / "ops.key"

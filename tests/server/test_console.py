@@ -33,13 +33,12 @@ from classifier.codes import Code
 from classifier.engine.evaluate import classify
 from classifier.errors import Diagnostic
 from classifier.location import Location
-from classifier.server.explain.budget import ExplainBudget
-from classifier.server.explain.process import Explainer
+from classifier.server.explain import Explaining, ExplainingProcess, ExplainRefusedError, Why
 from classifier.server.observers.activity import Activity, RuleHits
 from classifier.server.observers.metrics import Metrics
 from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.server.web.console import CSP, Console
 from classifier.server.web.pages import environment, reload_section, share_chart
 from classifier.server.web.queries import MAX_PER_PAGE, RuleQuery, Sources, select_rules
@@ -521,7 +520,7 @@ def test_the_serving_ruleset_shows_its_bundle_and_how_it_is_signed(
     """The bundle digest (GetBundle's) beside the ruleset's, signed by which keys, unsigned,
     or not served, as `serve` was told."""
     from classifier.bundle.signing import generate_key, key_id, private_pem
-    from classifier.server.serving_bundle import BundleConfig
+    from classifier.server.shared.serving_bundle import BundleConfig
 
     rules = write_folder(tmp_path / "rules", ruleset_files("1.0.0", "Timeout"))
     signer = generate_key()
@@ -640,10 +639,8 @@ def test_hostile_strings_are_escaped_in_every_page_that_shows_one(tmp_path: Path
         activity.classified(descriptor, answer)
         shadow.classified(descriptor, answer)
         sample.add(0.0, descriptor, answer)
-    explainer = Explainer()
-    console = Console(
-        Sources(active, activity, ExplainBudget(), explainer, 10_000, shadowed, sample, shadow)
-    )
+    explaining = Explaining()
+    console = Console(Sources(active, activity, explaining, 10_000, shadowed, sample, shadow))
     console.budget.rate = 1e9  # every page at once
     query = urllib.parse.urlencode({"q": ATTRIBUTE + HOSTILE})
     forms = [{"descriptor": json.dumps({"type": HOSTILE}), "rule": ATTRIBUTE + HOSTILE}]
@@ -665,7 +662,7 @@ def test_hostile_strings_are_escaped_in_every_page_that_shows_one(tmp_path: Path
             },
         }
     finally:
-        explainer.close()
+        explaining.close()
     expected = {
         "overview": [HOSTILE, MARKUP_FOLDER, json.dumps(message)],  # the shadow's example
         "filtered": [],
@@ -788,14 +785,9 @@ def test_a_teams_own_rules_come_first_and_a_layer_filter_keeps_one_layer(
     assert parsed.layer == "base"
     assert "layer=base" in parsed.link(page=3)
     # The page: the control lists each layer once, the chosen one selected.
-    explainer = Explainer()
-    try:
-        console = Console(
-            Sources(RulesetHolder(ruleset), Activity(), ExplainBudget(), explainer, 10_000)
-        )
+    with Explaining() as explaining:
+        console = Console(Sources(RulesetHolder(ruleset), Activity(), explaining, 10_000))
         status, _, page = _call(console, "GET", "/console", env={"QUERY_STRING": "layer=team"})
-    finally:
-        explainer.close()
     assert status == "200 OK"
     tags = _parsed(page)
     assert [v for a, v in tags.attributes if a == "name"].count("layer") == 1
@@ -877,14 +869,32 @@ def _call(
     return got["status"], got["headers"], data.decode()
 
 
+def test_an_explain_whose_process_failed_is_503(make_ruleset: MakeRuleset) -> None:
+    """The explaining process failing is 503 (gRPC's UNAVAILABLE), saying why."""
+
+    class Died(ExplainingProcess):
+        def run(self, *_: object, **__: object) -> Any:
+            raise ExplainRefusedError(Why.DIED, "the explaining process died; it is restarted")
+
+    ruleset = load_ruleset(make_ruleset(SERVING_RULES))
+    with Explaining(process=Died()) as explaining:
+        console = Console(Sources(RulesetHolder(ruleset), Activity(), explaining, 10_000))
+        form = urllib.parse.urlencode({"descriptor": "type: a.B\norigin: provider"}).encode()
+        status, _, page = _call(console, "POST", "/console/explain", form)
+        assert status == "503 Service Unavailable"
+        assert "no explanation: the explaining process died; it is restarted" in page
+        explaining.budget.take()  # the slot was given back
+        explaining.budget.give()
+
+
 def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     make_ruleset: MakeRuleset,
 ) -> None:
     ruleset = load_ruleset(make_ruleset(SERVING_RULES))
-    budget = ExplainBudget()
-    explainer = Explainer()
+    explaining = Explaining()
+    budget = explaining.budget
     console = Console(
-        Sources(RulesetHolder(ruleset), Activity(), budget, explainer, max_request_bytes=1000)
+        Sources(RulesetHolder(ruleset), Activity(), explaining, max_request_bytes=1000)
     )
     form = urllib.parse.urlencode({"descriptor": "type: a.B\nhttp_status: 429\norigin: provider"})
     status, headers, page = _call(console, "POST", "/console/explain", form.encode())
@@ -925,5 +935,5 @@ def test_the_explain_form_is_size_limited_and_shares_the_servers_explain_budget(
     status, _, page = _call(console, "POST", "/console/explain", no_rule.encode())
     assert status == "400 Bad Request"
     assert "has no rule &#39;no.such-rule&#39;" in page
-    assert explainer.forks == 1  # explained in the explaining process, forked once
-    explainer.close()
+    assert explaining.process.forks == 1  # explained in the explaining process, forked once
+    explaining.close()

@@ -21,8 +21,8 @@ import grpc
 import pytest
 
 from benchmarks.attacks import serve
-from classifier.server.log import log
 from classifier.server.runtime import SignalPipe
+from classifier.server.shared.log import log
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import ROOT, ruleset_files, wait_for, write_folder

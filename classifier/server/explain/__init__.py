@@ -1,15 +1,17 @@
-"""Explanations: the budget they share, the process they are made in, and the one function
-that makes one (`explain_within_budget`), called by the gRPC port and the console alike."""
+"""Explanations: `Explaining`, the budget they share and the process they are made in, as
+one object its owner builds and closes and the gRPC port and the console both use; and
+the one error an explanation is refused with (`ExplainRefusedError`, saying why), which
+each port maps to its answer."""
 
-from classifier.server.explain.budget import ExplainBudget, ExplainRefusedError
-from classifier.server.explain.process import Explainer, ExplainerFailedError
-from classifier.server.explain.run import explain_in_slot, explain_within_budget
+from classifier.server.explain.budget import ExplainBudget
+from classifier.server.explain.explaining import Explaining
+from classifier.server.explain.process import ExplainingProcess
+from classifier.server.explain.refusal import ExplainRefusedError, Why
 
 __all__ = [
     "ExplainBudget",
     "ExplainRefusedError",
-    "Explainer",
-    "ExplainerFailedError",
-    "explain_in_slot",
-    "explain_within_budget",
+    "Explaining",
+    "ExplainingProcess",
+    "Why",
 ]

@@ -19,18 +19,8 @@ import time
 from collections.abc import Iterator
 
 from classifier import limits
-from classifier.server.token_bucket import TokenBucket
-
-
-class ExplainRefusedError(Exception):
-    """No explanation now: `reason` is the sentence for the caller, `retry_after` the
-    seconds it should wait before asking again."""
-
-    def __init__(self, reason: str, retry_after: float) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
+from classifier.server.explain.refusal import ExplainRefusedError, Why
+from classifier.server.shared.token_bucket import TokenBucket
 
 BUSY = (
     "explain is served {n} call at a time (its budget: an explanation costs about a hundred "
@@ -64,9 +54,11 @@ class ExplainBudget:
     def take(self) -> None:
         if self._cpu.level <= 0:
             wait = self._cpu.wait()
-            raise ExplainRefusedError(SPENT.format(share=self.share, wait=wait), wait)
+            raise ExplainRefusedError(Why.SPENT, SPENT.format(share=self.share, wait=wait), wait)
         if not self._slots.acquire(blocking=False):
-            raise ExplainRefusedError(BUSY.format(n=self.at_once), limits.HOLD_MIN_SECONDS)
+            raise ExplainRefusedError(
+                Why.BUSY, BUSY.format(n=self.at_once), limits.HOLD_MIN_SECONDS
+            )
         self._started.cpu = time.thread_time()
         self._started.extra = 0.0
 

@@ -34,18 +34,15 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from classifier.engine.ruleset import Ruleset
-from classifier.server.internals import processes_of
-from classifier.server.log import log
+from classifier.server.explain.refusal import ExplainRefusedError, Why
+from classifier.server.shared.internals import processes_of
+from classifier.server.shared.log import log
 
 _serving: Ruleset | None = None
 """In the explaining process: the ruleset it was forked with."""
 
 
 T = TypeVar("T")
-
-
-class ExplainerFailedError(Exception):
-    """The explaining process died or did not answer in time."""
 
 
 def _run_here(work: Callable[..., T], args: tuple[Any, ...]) -> tuple[T, float]:
@@ -100,8 +97,9 @@ START_SECONDS = 10.0
 """How long a new explaining process may take to answer its first (empty) task."""
 
 
-class Explainer:
-    """The explaining process of one server; `run` from any thread.
+class ExplainingProcess:
+    """The explaining process of one server (one part of `Explaining`); `run` from any
+    thread.
 
     When the process cannot be started (FORK_ATTEMPTS in a row died or hung at
     start: gRPC's fork handlers were left on, see classifier._fork), the
@@ -134,8 +132,8 @@ class Explainer:
         there (0 when it ran in this thread: the budget measures this thread itself).
 
         `work` is a module-level function (it is sent by name), its arguments and
-        result plain data; what it raises is raised here. ExplainerFailedError: the
-        process died (it is replaced) or ran past `timeout`.
+        result plain data; what it raises is raised here. ExplainRefusedError (why:
+        DIED or LATE): the process died (it is replaced) or ran past `timeout`.
         """
         pool = self._pool_for(ruleset)
         if pool is None:
@@ -144,10 +142,14 @@ class Explainer:
             return pool.submit(_run_here, work, args).result(timeout=timeout)
         except futures.TimeoutError:
             self._replace(pool)
-            raise ExplainerFailedError("the explanation ran past the call's deadline") from None
+            raise ExplainRefusedError(
+                Why.LATE, "the explanation ran past the call's deadline"
+            ) from None
         except BrokenProcessPool:
             self._replace(pool)
-            raise ExplainerFailedError("the explaining process died; it is restarted") from None
+            raise ExplainRefusedError(
+                Why.DIED, "the explaining process died; it is restarted"
+            ) from None
 
     def _pool_for(self, ruleset: Ruleset) -> futures.ProcessPoolExecutor | None:
         with self._lock:

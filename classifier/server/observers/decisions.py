@@ -65,9 +65,9 @@ from classifier.defaults import (
 )
 from classifier.descriptor import Descriptor, text_weight
 from classifier.redact import DEFAULT, Redactor
-from classifier.server.log import RateLimitedLog, log, utc_time
 from classifier.server.observers.metrics import Metrics
-from classifier.server.serving_bundle import LocalDecision
+from classifier.server.shared.log import RateLimitedLog, log, utc_time
+from classifier.server.shared.serving_bundle import LocalDecision
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 

@@ -24,8 +24,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from classifier.answer import Classification
 from classifier.descriptor import Descriptor
 from classifier.engine.ruleset import Ruleset
-from classifier.server.serving_bundle import LocalDecision, ServingBundle
-from classifier.server.serving_ruleset import ReloadStatus
+from classifier.server.shared.serving_bundle import LocalDecision, ServingBundle
+from classifier.server.shared.serving_ruleset import ReloadStatus
 from classifier.taxonomy import ErrorClass, Origin, UnknownReason
 
 LATENCY_BUCKETS = (

@@ -25,10 +25,10 @@ from classifier.defaults import DEFAULT_SHADOW_EXAMPLES
 from classifier.descriptor import Descriptor
 from classifier.engine.evaluate import classify
 from classifier.redact import DEFAULT, Redactor
-from classifier.server.log import log
 from classifier.server.observers.decisions import answer_dict
 from classifier.server.observers.metrics import Metrics
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.log import log
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from classifier.source.descriptor_file import descriptor_dict
 
 MAX_KINDS = 1000

@@ -31,10 +31,10 @@ from classifier.answer import Classification
 from classifier.defaults import DEFAULT_UNKNOWN_SAMPLE_BYTES
 from classifier.descriptor import Descriptor
 from classifier.redact import DEFAULT, Redactor
-from classifier.server.log import utc_time
 from classifier.server.observers.decisions import answer_dict, local_fields
 from classifier.server.observers.metrics import Metrics
-from classifier.server.serving_bundle import LocalDecision
+from classifier.server.shared.log import utc_time
+from classifier.server.shared.serving_bundle import LocalDecision
 from classifier.source.descriptor_file import descriptor_dict
 from classifier.taxonomy import ErrorClass
 from classifier.unknowns.mask import mask

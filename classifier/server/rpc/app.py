@@ -2,12 +2,13 @@
 limits, TLS, its lanes and the interceptors that put every call on its lane and
 measure it.
 
-The parts the server shares with the rest of the process (`ServerParts`: the
-metrics, the lanes and their pushback, the explain budget and the explaining
-process) are built and closed by one owner: runtime.App, whose ExitStack holds
-them with the rest of the service, or `create_server`, the factory of a server
-alone (tests, benchmarks), whose server holds them and closes them when it stops.
-`bind_server` takes them as they are and builds none.
+The parts the server shares with the rest of the process (`ServerParts`: its limits,
+the metrics, the lanes and their pushback, the explanations) are built and closed by
+one owner: runtime.App, whose ExitStack holds them with the rest of the service, or
+`create_server`, the factory of a server alone (tests, benchmarks), whose server
+holds them and closes them when it stops. `bind_server` takes them as they are,
+builds none and takes nothing they already say (its gRPC options come from the
+limits the lanes were built from).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from classifier.defaults import (
     DEFAULT_THREADS,
 )
 from classifier.engine.ruleset import Ruleset
-from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.explain import Explaining
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.lane_interceptor import LaneInterceptor
 from classifier.server.rpc.lanes import LaneLimits, Lanes
@@ -42,7 +43,7 @@ from classifier.server.rpc.observing_interceptor import ObservingInterceptor
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService, Observer, Reporter
 from classifier.server.rpc.tls import TlsFiles, server_credentials
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
@@ -116,24 +117,32 @@ class ServerLimits:
 
 @dataclass(frozen=True, slots=True)
 class ServerParts:
-    """What the gRPC port shares with the rest of the process: the metrics, the lanes (with
-    the pushback, built here and nowhere else), the explain budget and the explaining
-    process. Made by `enter`, which hands their closing to the owner's ExitStack."""
+    """What the gRPC port shares with the rest of the process: its limits (the lanes were
+    built from them, the port's gRPC options come from them), the metrics, the lanes
+    (with the pushback, built here and nowhere else) and the explanations (the owner's,
+    shared with the console). Made by `enter`, which hands the lanes' closing to the
+    owner's ExitStack."""
 
+    limits: ServerLimits
     metrics: Metrics
     lanes: Lanes
-    explain_budget: ExplainBudget
-    explainer: Explainer
+    explaining: Explaining
 
     @classmethod
-    def enter(cls, stack: contextlib.ExitStack, lanes: LaneLimits, metrics: Metrics) -> ServerParts:
-        """The parts, closed by `stack`: the lanes, then the explaining process (the console
-        may still be explaining when the lanes stop)."""
-        explainer = Explainer()
-        stack.callback(explainer.close)
-        built = Lanes(lanes, metrics, Pushback())
+    def enter(
+        cls,
+        stack: contextlib.ExitStack,
+        limits: ServerLimits,
+        threads: int,
+        metrics: Metrics,
+        explaining: Explaining,
+    ) -> ServerParts:
+        """The parts, the lanes (`threads` within `limits`) closed by `stack`. `explaining`
+        was entered into it before, so it is closed after the lanes stop (the console may
+        still be explaining then)."""
+        built = Lanes(limits.lane_limits(threads), metrics, Pushback())
         stack.callback(built.stop)
-        return cls(metrics, built, ExplainBudget(), explainer)
+        return cls(limits, metrics, built, explaining)
 
 
 class GrpcServer:
@@ -219,11 +228,11 @@ def create_server(
 ) -> GrpcServer:
     """A server alone (tests, benchmarks, the clients' tests), bound to `address` (port 0
     picks a free port), not yet started: it builds its own parts (lanes of `threads` within
-    `limits`, its own metrics and explaining process) and closes them when it stops."""
+    `limits`, its own metrics and explanations) and closes them when it stops."""
     holder = ruleset if isinstance(ruleset, RulesetHolder) else RulesetHolder(ruleset)
-    limits = limits or ServerLimits()
     with contextlib.ExitStack() as stack:
-        parts = ServerParts.enter(stack, limits.lane_limits(threads), Metrics())
+        explaining = stack.enter_context(Explaining())
+        parts = ServerParts.enter(stack, limits or ServerLimits(), threads, Metrics(), explaining)
         server = bind_server(
             holder,
             address,
@@ -232,7 +241,6 @@ def create_server(
             observers=observers,
             reporters=reporters,
             tls=tls,
-            limits=limits,
             reuse_port=reuse_port,
         )
         server.owned = stack.pop_all()
@@ -248,15 +256,14 @@ def bind_server(
     observers: Sequence[Observer] = (),
     reporters: Sequence[Reporter] = (),
     tls: TlsFiles | None = None,
-    limits: ServerLimits,
     reuse_port: bool = False,
 ) -> GrpcServer:
     """A server on `parts`, bound to `address`, not yet started; its owner closes the parts.
 
     Metrics always count every answer and every reported decision; `observers` (the
     decision log, the shadow) are told of answers after them, `reporters` (the decision
-    log, the live Unknown sample) of reported decisions. `limits` gives the gRPC options
-    (the lanes in `parts` were built from the same limits by the owner).
+    log, the live Unknown sample) of reported decisions. The gRPC options come from
+    `parts.limits`, the lanes' own.
     """
     metrics, lanes = parts.metrics, parts.lanes
     credentials = server_credentials(tls) if tls else None
@@ -264,13 +271,12 @@ def bind_server(
     grpc_server = grpc.server(
         lanes.unary,  # every method has a lane; this pool is for anything unforeseen
         interceptors=[lane_interceptor, ObservingInterceptor(metrics, SERVICE_NAME)],
-        options=limits.grpc_options(reuse_port=reuse_port),
+        options=parts.limits.grpc_options(reuse_port=reuse_port),
         maximum_concurrent_rpcs=None,  # the lanes bound each kind of call instead
     )
     service = ClassifierService(
         holder,
-        explain_budget=parts.explain_budget,
-        explainer=parts.explainer,
+        explaining=parts.explaining,
         pushback=lanes.pushback,
         candidate=candidate,
         observers=[metrics, *observers],

@@ -31,8 +31,8 @@ from classifier.descriptor import (
 from classifier.engine.explain import render_explanation
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.server.serving_bundle import LocalDecision, ServingBundle
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
+from classifier.server.shared.serving_bundle import LocalDecision, ServingBundle
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus, RulesetHolder
 from classifier.source.documents import RULE_ID_PATTERN
 from classifier.taxonomy import CLASS_DESCRIPTIONS, Effect, ErrorClass, UnknownReason
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb

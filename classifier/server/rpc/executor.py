@@ -2,7 +2,7 @@
 calls of a connection told to wait.
 
 grpcio runs a method on its handler's pool when that pool is a
-ThreadPoolExecutor (classifier.server.internals.run_on), so a lane is one by
+ThreadPoolExecutor (classifier.server.shared.internals.run_on), so a lane is one by
 type; its own queue and threads are never used. A connection the server told
 to wait (`pushback`) has its calls wait here until then, holding no thread,
 and not counted against the lane's bound, so a held client cannot fill it for
@@ -19,8 +19,8 @@ from collections.abc import Callable
 from concurrent import futures
 from typing import Any
 
-from classifier.server.internals import peer_of_work
 from classifier.server.rpc.pushback import Pushback
+from classifier.server.shared.internals import peer_of_work
 
 
 class _Work:

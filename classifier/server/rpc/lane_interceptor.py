@@ -15,7 +15,6 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from classifier.server.internals import run_on
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.executor import Lane
 from classifier.server.rpc.handlers import (
@@ -28,6 +27,7 @@ from classifier.server.rpc.handlers import (
 from classifier.server.rpc.lanes import Lanes
 from classifier.server.rpc.reaper import Reaper
 from classifier.server.rpc.wire_errors import locate_decode_error
+from classifier.server.shared.internals import run_on
 
 
 def _rpc_name(method: str) -> str:

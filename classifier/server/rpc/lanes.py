@@ -5,7 +5,7 @@ thread for as long as the call is open; a stream that sends nothing holds
 one for ever. With one shared pool, four idle streams took all four workers
 and every unary call and health check waited behind them. So every method
 gets a *lane*: a thread pool of its own (grpcio's `experimental_thread_pool`
-on the handler, set by classifier.server.internals.run_on), with a bound on
+on the handler, set by classifier.server.shared.internals.run_on), with a bound on
 the calls it holds.
 
     unary       Classify, ClassifyBatch, GetRuleset, ListClasses, GetBundle,
@@ -53,11 +53,11 @@ from classifier.defaults import (
     DEFAULT_STREAM_IDLE_SECONDS,
     DEFAULT_STREAM_MAX_AGE_SECONDS,
 )
-from classifier.server.log import RateLimitedLog
 from classifier.server.observers.metrics import Metrics
 from classifier.server.rpc.executor import Lane
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.reaper import Reaper
+from classifier.server.shared.log import RateLimitedLog
 
 HEALTH_CHECK = "/grpc.health.v1.Health/Check"
 HEALTH_WATCH = "/grpc.health.v1.Health/Watch"

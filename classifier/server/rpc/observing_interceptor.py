@@ -14,9 +14,9 @@ from typing import Any
 
 import grpc
 
-from classifier.server.log import log
 from classifier.server.observers.metrics import Metrics, RpcInstruments
 from classifier.server.rpc.handlers import Continuation, Handler, RebuiltHandlers, rebuilt
+from classifier.server.shared.log import log
 
 INTERNAL_DETAILS = "{rpc} failed in the server; see its log"
 

@@ -2,7 +2,7 @@
 --stream-max-age, with DEADLINE_EXCEEDED and a message saying which limit.
 
 A stream that sends nothing holds its thread (asleep) for ever; only a call
-ended from another thread frees it (classifier.server.internals.cancel_call).
+ended from another thread frees it (classifier.server.shared.internals.cancel_call).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import grpc
 
-from classifier.server.internals import cancel_call
+from classifier.server.shared.internals import cancel_call
 
 REAPER_STEP_SECONDS = 0.25
 

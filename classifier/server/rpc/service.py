@@ -10,9 +10,12 @@ signed when the ruleset started serving, never per call). ReportDecisions takes 
 decisions clients made in process from a bundle and tells its reporters (metrics, the
 decision log, the live Unknown sample), as answers given tell the observers.
 
-It owns nothing process-wide: the explain budget, the explaining process and
-the pushback it tells connections to wait in are built by its owner
-(runtime.App, or create_server alone) and handed in.
+It owns nothing process-wide: the explanations (`Explaining`: the budget and the
+explaining process) and the pushback it tells connections to wait in are built by
+its owner (runtime.App, or create_server alone) and handed in. A refused
+explanation (`ExplainRefusedError`) is answered by `_refuse`: RESOURCE_EXHAUSTED
+with the time to retry when the budget refused, UNAVAILABLE when the explaining
+process failed.
 """
 
 from __future__ import annotations
@@ -33,17 +36,11 @@ from classifier.engine.evaluate import classify
 from classifier.engine.explain import explain, explain_rule, render_verdict
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError, FieldViolation
-from classifier.server.explain import (
-    ExplainBudget,
-    Explainer,
-    ExplainerFailedError,
-    ExplainRefusedError,
-    explain_in_slot,
-)
+from classifier.server.explain import Explaining, ExplainRefusedError
 from classifier.server.rpc import convert
 from classifier.server.rpc.pushback import Pushback
-from classifier.server.serving_bundle import NOT_SERVED, LocalDecision, ServingBundle
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_bundle import NOT_SERVED, LocalDecision, ServingBundle
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 
@@ -115,16 +112,15 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         self,
         holder: RulesetHolder,
         *,
-        explain_budget: ExplainBudget,
-        explainer: Explainer,
+        explaining: Explaining,
         pushback: Pushback,
         candidate: RulesetHolder | None = None,
         observers: Sequence[Observer] = (),
         reporters: Sequence[Reporter] = (),
     ) -> None:
         self.holder = holder
-        self.explain_budget = explain_budget
-        self.explainer = explainer
+        self.explaining = explaining
+        """The server's explanations, shared with the console."""
         self.pushback = pushback
         """Connections refused an explanation are held back until their retry time."""
         self.candidate = candidate
@@ -142,7 +138,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         ruleset = self.holder.current
         descriptor = _descriptor(request, context)
         if request.explain:
-            with _explaining(self.explain_budget, self.pushback, context):
+            with _explaining(self.explaining, self.pushback, context):
                 response = self._explained(ruleset, [request], context, [""])[0]
             self._observe(descriptor, classify(ruleset, descriptor))
             return response
@@ -178,7 +174,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             )
         # Refused explain is refused before any work: a flood's refusals cost a parse.
         with (
-            _explaining(self.explain_budget, self.pushback, context)
+            _explaining(self.explaining, self.pushback, context)
             if explained
             else contextlib.nullcontext()
         ):
@@ -220,7 +216,7 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
             descriptor = _descriptor(request, context, "stream", i)
             result = classify(ruleset, descriptor)
             if request.explain:
-                with _explaining(self.explain_budget, self.pushback, context):
+                with _explaining(self.explaining, self.pushback, context):
                     response = self._explained(ruleset, [request], context, [f"stream[{i}]."])[0]
             else:
                 response = self._responses_for(ruleset).response(result, descriptor)
@@ -287,14 +283,12 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
         places: Sequence[str],
     ) -> list[pb.ClassifyResponse]:
         """The explained answers, made by the explaining process (the caller holds the
-        budget: `_explaining`); `places[k]` is where the k-th request is in the call, to
+        slot: `_explaining`); `places[k]` is where the k-th request is in the call, to
         name a bad explain_rule."""
         try:
             data = [r.SerializeToString() for r in requests]
             timeout = min(limits.EXPLAIN_TIMEOUT_SECONDS, context.time_remaining())
-            answers = explain_in_slot(
-                self.explain_budget, self.explainer, ruleset, explain_requests, (data,), timeout
-            )
+            answers = self.explaining.explain_in_slot(ruleset, explain_requests, (data,), timeout)
         except NoSuchRuleError as missing:
             abort_invalid(
                 context,
@@ -306,8 +300,8 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
                     )
                 ],
             )
-        except ExplainerFailedError as failed:
-            context.abort(grpc.StatusCode.UNAVAILABLE, f"no explanation: {failed}")
+        except ExplainRefusedError as refused:
+            _refuse(refused, self.pushback, context)
         return [pb.ClassifyResponse.FromString(a) for a in answers]
 
     def _responses_for(self, ruleset: Ruleset) -> convert.Responses:
@@ -324,18 +318,28 @@ class ClassifierService(pb_grpc.ErrorClassifierServicer):
 
 @contextlib.contextmanager
 def _explaining(
-    budget: ExplainBudget, pushback: Pushback, context: grpc.ServicerContext
+    explaining: Explaining, pushback: Pushback, context: grpc.ServicerContext
 ) -> Iterator[None]:
-    """Explain within the server's budget, or refuse the call at once, telling the caller
-    when to retry and holding its connection's next calls back until then."""
+    """Explain within the server's budget (one of its slots), or refuse the call at once."""
     with contextlib.ExitStack() as slot:
         try:
-            slot.enter_context(budget.slot())
+            slot.enter_context(explaining.slot())
         except ExplainRefusedError as refused:
-            held = pushback.hold(context.peer(), refused.retry_after)
-            context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
+            _refuse(refused, pushback, context)
         yield
+
+
+def _refuse(
+    refused: ExplainRefusedError, pushback: Pushback, context: grpc.ServicerContext
+) -> NoReturn:
+    """End the call with the refusal's gRPC status: refused by the budget, RESOURCE_EXHAUSTED,
+    telling the caller when to retry and holding its connection's next calls back until
+    then; the explaining process failed, UNAVAILABLE."""
+    if refused.why.by_budget:
+        held = pushback.hold(context.peer(), refused.retry_after)
+        context.set_trailing_metadata((("grpc-retry-pushback-ms", str(round(held * 1000))),))
+        context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused.reason)
+    context.abort(grpc.StatusCode.UNAVAILABLE, f"no explanation: {refused.reason}")
 
 
 def _give_up_when_expired(context: grpc.ServicerContext, progress: str) -> None:

@@ -30,7 +30,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
-from classifier.server.serving_ruleset import ReloadStatus
+from classifier.server.shared.serving_ruleset import ReloadStatus
 from classifier.server.web.routes import Environ, Reply, Route, Router, WsgiApp, replying, text
 
 IDLE_SECONDS = 5.0

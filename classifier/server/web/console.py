@@ -25,9 +25,10 @@ PAGES_PER_SECOND on average (more is 429); rules are paged (at most MAX_PER_PAGE
 the Unknown groups, of the UNKNOWN_CLUSTERS_SHOWN largest failures, are remade within a
 duty cycle (UNKNOWNS_DUTY) and shown with the time they were made; an explain request is
 size-limited like a gRPC request (`--max-request-bytes`) and is made as gRPC's are
-(`server.explain.explain_within_budget`: one of the server's explain slots, its CPU share,
-the explaining process), or is refused at once (429). The page budget is the server's one
-token bucket (`server.token_bucket`).
+(`server.explain.Explaining`: one of the server's explain slots, its CPU share, the
+explaining process), or is refused (429 by the budget, at once; 503 when the explaining
+process failed). The page budget is the server's one
+token bucket (`server.shared.token_bucket`).
 """
 
 from __future__ import annotations
@@ -42,12 +43,8 @@ from classifier import limits
 from classifier.engine.explain import explained_text
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import DescriptorError
-from classifier.server.explain import (
-    ExplainerFailedError,
-    ExplainRefusedError,
-    explain_within_budget,
-)
-from classifier.server.token_bucket import TokenBucket
+from classifier.server.explain import ExplainRefusedError
+from classifier.server.shared.token_bucket import TokenBucket
 from classifier.server.web import pages
 from classifier.server.web.queries import RuleQuery, Sources, UnknownGroups
 from classifier.server.web.routes import (
@@ -103,6 +100,14 @@ def console_explanation(ruleset: Ruleset, text: str, rule_id: str) -> tuple[str,
     except KeyError:
         return "no_rule", ""
     return "explained", explanation
+
+
+def _explain_refused(refused: ExplainRefusedError) -> RefusedError:
+    """The console's answer to a refused explanation: 429 when the budget refused (as gRPC's
+    RESOURCE_EXHAUSTED), 503 when the explaining process failed (as gRPC's UNAVAILABLE)."""
+    if refused.why.by_budget:
+        return RefusedError("429 Too Many Requests", refused.reason)
+    return RefusedError("503 Service Unavailable", f"no explanation: {refused.reason}")
 
 
 def _reply(status: str, data: bytes, kind: str) -> Reply:
@@ -216,21 +221,13 @@ class Console:
                 f"the descriptor is larger than the request limit "
                 f"({self.sources.max_request_bytes} bytes, --max-request-bytes)",
             )
-        s = self.sources
-        ruleset = s.active.current
+        ruleset = self.sources.active.current
         try:
-            kind, explanation = explain_within_budget(
-                s.explain_budget,
-                s.explainer,
-                ruleset,
-                console_explanation,
-                (text, rule_id),
-                limits.EXPLAIN_TIMEOUT_SECONDS,
+            kind, explanation = self.sources.explaining.explain(
+                ruleset, console_explanation, (text, rule_id), limits.EXPLAIN_TIMEOUT_SECONDS
             )
         except ExplainRefusedError as refused:
-            raise RefusedError("429 Too Many Requests", refused.reason) from None
-        except ExplainerFailedError as failed:
-            raise RefusedError("503 Service Unavailable", f"no explanation: {failed}") from None
+            raise _explain_refused(refused) from None
         status = "200 OK" if kind == "explained" else "400 Bad Request"
         return status, pages.explained_page(ruleset, kind, explanation, text, rule_id)
 

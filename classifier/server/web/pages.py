@@ -24,7 +24,7 @@ import classifier
 from classifier.engine.ruleset import CompiledRule, Ruleset
 from classifier.server.observers.activity import MinuteShare, RuleHits
 from classifier.server.observers.shadow import Shadow
-from classifier.server.serving_ruleset import ReloadStatus, RulesetHolder
+from classifier.server.shared.serving_ruleset import ReloadStatus, RulesetHolder
 from classifier.server.web.queries import (
     MAX_FILTER_CHARS,
     MAX_PER_PAGE,

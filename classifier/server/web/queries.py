@@ -12,11 +12,11 @@ import urllib.parse
 from dataclasses import dataclass
 
 from classifier.engine.ruleset import CompiledRule, Ruleset
-from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.explain import Explaining
 from classifier.server.observers.activity import Activity, RuleHits
 from classifier.server.observers.shadow import Shadow
 from classifier.server.observers.unknown_sample import UnknownSample
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from classifier.source.loader import shown_source
 from classifier.unknowns.cluster import Clusterer
 from classifier.unknowns.inbox_report import Report, assess
@@ -40,10 +40,9 @@ class Sources:
 
     active: RulesetHolder
     activity: Activity
-    explain_budget: ExplainBudget
-    """The server's explain budget, shared with gRPC explain calls."""
-    explainer: Explainer
-    """The server's explaining process, shared with gRPC explain calls."""
+    explaining: Explaining
+    """The server's explanations (its explain budget and explaining process), shared with
+    gRPC explain calls."""
     max_request_bytes: int
     candidate: RulesetHolder | None = None
     sample: UnknownSample | None = None

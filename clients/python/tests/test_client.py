@@ -25,10 +25,10 @@ from classifier import (
 from classifier.answer import Classification
 from classifier.engine.explain import render_explanation
 from classifier.server import GrpcServer
-from classifier.server.explain import ExplainBudget, Explainer
+from classifier.server.explain import Explaining
 from classifier.server.rpc.pushback import Pushback
 from classifier.server.rpc.service import ClassifierService
-from classifier.server.serving_ruleset import RulesetHolder
+from classifier.server.shared.serving_ruleset import RulesetHolder
 from errorclass_client import (
     Answer,
     CauseInput,
@@ -428,9 +428,7 @@ class Servicer(ClassifierService):
     the explaining process is never started)."""
 
     def __init__(self, holder: RulesetHolder) -> None:
-        super().__init__(
-            holder, explain_budget=ExplainBudget(), explainer=Explainer(), pushback=Pushback()
-        )
+        super().__init__(holder, explaining=Explaining(), pushback=Pushback())
 
 
 class Slow(Servicer):

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from classifier import limits
-from classifier.server.explain.budget import ExplainBudget, ExplainRefusedError
+from classifier.server.explain import ExplainBudget, ExplainRefusedError
 
 
 def _burn(seconds: float) -> None:
@@ -45,7 +45,7 @@ def test_cpu_spent_in_the_explaining_process_is_charged_too() -> None:
     """The thread waits for the explaining process; what that process spent is charged."""
     budget = ExplainBudget(at_once=1, share=0.5, burst=0.05)
     budget.take()
-    budget.charge(0.1)  # as Explainer.run reports it
+    budget.charge(0.1)  # as ExplainingProcess.run reports it
     budget.give()
     assert -0.06 < budget.credit < -0.04
     with pytest.raises(ExplainRefusedError, match=r"retry in 0\.\d s") as info:

@@ -17,7 +17,7 @@ import pytest
 from benchmarks.attacks import PROBE, channel, serve
 from classifier import load_ruleset
 from classifier.engine.ruleset import Ruleset
-from classifier.server.explain.process import Explainer, ExplainerFailedError
+from classifier.server.explain import ExplainingProcess, ExplainRefusedError, Why
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.support import BUNDLED_RULES, ROOT, MakeRuleset, wait_for
@@ -52,8 +52,8 @@ def die_at_start(_server: int) -> None:
 
 
 @pytest.fixture
-def explainer() -> Iterator[Explainer]:
-    made = Explainer()
+def explainer() -> Iterator[ExplainingProcess]:
+    made = ExplainingProcess()
     yield made
     made.close()
 
@@ -64,7 +64,7 @@ def bundled() -> Ruleset:
 
 
 def test_work_runs_in_a_process_of_its_own_at_nice_19(
-    explainer: Explainer, bundled: Ruleset
+    explainer: ExplainingProcess, bundled: Ruleset
 ) -> None:
     (pid, nice, digest), cpu = explainer.run(bundled, where, (), timeout=30)
     assert pid != os.getpid()
@@ -77,7 +77,7 @@ def test_work_runs_in_a_process_of_its_own_at_nice_19(
 
 
 def test_the_process_outlives_the_thread_that_first_asked(
-    explainer: Explainer, bundled: Ruleset
+    explainer: ExplainingProcess, bundled: Ruleset
 ) -> None:
     """The console asks from a thread that ends with its request; the process stays."""
     seen: list[int] = []
@@ -93,7 +93,7 @@ def test_the_process_outlives_the_thread_that_first_asked(
 
 
 def test_the_cpu_it_took_there_is_returned_for_the_budget(
-    explainer: Explainer, bundled: Ruleset
+    explainer: ExplainingProcess, bundled: Ruleset
 ) -> None:
     before = time.thread_time()
     _, cpu = explainer.run(bundled, spin, (0.2,), timeout=30)
@@ -102,7 +102,7 @@ def test_the_cpu_it_took_there_is_returned_for_the_budget(
 
 
 def test_a_new_ruleset_gets_a_new_process(
-    explainer: Explainer, bundled: Ruleset, make_ruleset: MakeRuleset
+    explainer: ExplainingProcess, bundled: Ruleset, make_ruleset: MakeRuleset
 ) -> None:
     other = load_ruleset(make_ruleset(OTHER_RULES))
     (first, _, digest), _ = explainer.run(bundled, where, (), timeout=30)
@@ -114,30 +114,34 @@ def test_a_new_ruleset_gets_a_new_process(
     wait_for(lambda: not Path(f"/proc/{first}").exists() or _zombie(first), timeout=10)
 
 
-def test_what_the_work_raises_is_raised_here(explainer: Explainer, bundled: Ruleset) -> None:
+def test_what_the_work_raises_is_raised_here(
+    explainer: ExplainingProcess, bundled: Ruleset
+) -> None:
     with pytest.raises(KeyError, match=r"no\.such"):
         explainer.run(bundled, missing, ("no.such",), timeout=30)
     assert explainer.run(bundled, where, (), timeout=30)[0][2] == bundled.digest
 
 
-def test_a_process_that_dies_is_replaced(explainer: Explainer, bundled: Ruleset) -> None:
+def test_a_process_that_dies_is_replaced(explainer: ExplainingProcess, bundled: Ruleset) -> None:
     (pid, _, _), _ = explainer.run(bundled, where, (), timeout=30)
     os.kill(pid, signal.SIGKILL)
     wait_for(lambda: _zombie(pid) or not Path(f"/proc/{pid}").exists(), timeout=10)
-    with pytest.raises(ExplainerFailedError, match="died"):
+    with pytest.raises(ExplainRefusedError, match="died") as info:
         explainer.run(bundled, where, (), timeout=30)
+    assert info.value.why is Why.DIED
     (new, _, _), _ = explainer.run(bundled, where, (), timeout=30)
     assert new != pid
     assert explainer.forks == 2
 
 
 def test_work_past_its_timeout_is_stopped_and_the_process_replaced(
-    explainer: Explainer, bundled: Ruleset
+    explainer: ExplainingProcess, bundled: Ruleset
 ) -> None:
     (pid, _, _), _ = explainer.run(bundled, where, (), timeout=30)
     started = time.monotonic()
-    with pytest.raises(ExplainerFailedError, match="deadline"):
+    with pytest.raises(ExplainRefusedError, match="deadline") as info:
         explainer.run(bundled, spin, (30.0,), timeout=0.3)
+    assert info.value.why is Why.LATE
     assert time.monotonic() - started < 5
     wait_for(lambda: _zombie(pid) or not Path(f"/proc/{pid}").exists(), timeout=10)
     assert explainer.run(bundled, where, (), timeout=30)[0][0] != pid
@@ -146,7 +150,7 @@ def test_work_past_its_timeout_is_stopped_and_the_process_replaced(
 def test_when_no_process_starts_the_work_runs_in_this_thread(
     bundled: Ruleset, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    explainer = Explainer(attempts=2, start=die_at_start)
+    explainer = ExplainingProcess(attempts=2, start=die_at_start)
     try:
         (pid, _, digest), cpu = explainer.run(bundled, where, (), timeout=30)
         assert pid == os.getpid()
@@ -162,7 +166,7 @@ def test_when_no_process_starts_the_work_runs_in_this_thread(
 
 
 def test_close_stops_the_process(bundled: Ruleset) -> None:
-    explainer = Explainer()
+    explainer = ExplainingProcess()
     (pid, _, _), _ = explainer.run(bundled, where, (), timeout=30)
     explainer.close()
     wait_for(lambda: _zombie(pid) or not Path(f"/proc/{pid}").exists(), timeout=10)

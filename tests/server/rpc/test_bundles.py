@@ -24,7 +24,7 @@ from classifier.bundle import bundle_bytes
 from classifier.bundle.signing import generate_key, key_id, private_pem, public_pem
 from classifier.cli import main
 from classifier.server import App, ServeConfig
-from classifier.server.serving_bundle import BundleConfig, BundleError
+from classifier.server.shared.serving_bundle import BundleConfig, BundleError
 from errorclass_client.bundle import Answer, Bundle
 from errorclass_client.bundle import BundleError as ClientBundleError
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb

@@ -19,6 +19,7 @@ import pytest
 from classifier import limits
 from classifier.engine.ruleset import Ruleset
 from classifier.server import ServerLimits, create_server
+from classifier.server.explain import ExplainRefusedError, Why
 from classifier.server.rpc.executor import Lane
 from classifier.server.rpc.pushback import Pushback
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
@@ -437,7 +438,7 @@ def test_a_bad_item_in_a_batch_or_a_stream_is_named(running: Running) -> None:
 
 def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
     """While one call is being explained, another asking for explain is refused at once."""
-    budget = running.app.explain_budget
+    budget = running.app.explaining.budget
     budget.take()
     try:
         with pytest.raises(grpc.RpcError) as info:
@@ -449,8 +450,26 @@ def test_explain_is_served_one_call_at_a_time(running: Running) -> None:
         budget.give()
     answer = running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
     assert answer.explanation.winner_rule_id
-    explainer = running.app.explainer
+    explainer = running.app.explaining.process
     assert (explainer.forks, explainer.in_process) == (1, False)  # made in its own process
+
+
+def test_explain_whose_process_failed_is_unavailable(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The explaining process failing is UNAVAILABLE, saying why, and holds nothing back."""
+
+    def died(*_: object) -> None:
+        raise ExplainRefusedError(Why.DIED, "the explaining process died; it is restarted")
+
+    monkeypatch.setattr(running.app.explaining.process, "run", died)
+    with pytest.raises(grpc.RpcError) as info:
+        running.stub.Classify(pb.ClassifyRequest(descriptor=OK, explain=True), timeout=10)
+    assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert info.value.details() == "no explanation: the explaining process died; it is restarted"
+    assert not running.app.lanes.pushback.any()  # no connection held back
+    running.app.explaining.budget.take()  # the slot was given back
+    running.app.explaining.budget.give()
 
 
 TOO_MANY_EXPLAINED = pb.ClassifyBatchRequest(
@@ -475,7 +494,7 @@ def test_a_connection_refused_explain_is_told_when_to_retry_and_held_until_then(
 ) -> None:
     """Refused for the explain budget: RESOURCE_EXHAUSTED with grpc-retry-pushback-ms, and
     that connection's next call waits out the hold while another connection's does not."""
-    budget = running.app.explain_budget
+    budget = running.app.explaining.budget
     (a, stub_a), (b, stub_b) = _connection(running), _connection(running)
     with a, b:
         _timed_classify(stub_a), _timed_classify(stub_b)  # both connected

@@ -9,7 +9,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
-from classifier.server.serving_ruleset import ReloadResult, ReloadStatus
+from classifier.server.shared.serving_ruleset import ReloadResult, ReloadStatus
 from classifier.server.web.admin import admin_app
 from classifier.server.web.routes import StartResponse, WsgiApp
 

@@ -7,7 +7,7 @@ it ends a call from another thread with a status of its choosing (the stream
 reaper). The explaining process is stopped at once, busy or not, which
 concurrent.futures does not offer either. Each rests on a detail that a new
 release may change; they are all here, each asserted for the installed
-grpcio by tests/server/test_internals.py, and grpcio is pinned in
+grpcio by tests/server/shared/test_internals.py, and grpcio is pinned in
 pyproject.toml to the releases those tests were run on.
 """
 

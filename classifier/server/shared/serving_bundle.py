@@ -44,7 +44,7 @@ from classifier.bundle.signing import (
     sign,
 )
 from classifier.engine.ruleset import Ruleset
-from classifier.server.log import log
+from classifier.server.shared.log import log
 
 _K = TypeVar("_K")
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from classifier.engine.ruleset import Ruleset
 from classifier.errors import Diagnostic
-from classifier.server.serving_bundle import ServingBundle
+from classifier.server.shared.serving_bundle import ServingBundle
 from errorclass_client.answer import ReloadResult
 
 __all__ = ["ReloadResult", "ReloadStatus", "RulesetHolder", "Serving"]

@@ -15,7 +15,7 @@ from typing import Any
 import grpc
 import pytest
 
-from classifier.server import internals
+from classifier.server.shared import internals
 from tests.support import ROOT, wait_for
 
 METHOD = "/internals.Probe/Call"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from classifier.server.token_bucket import TokenBucket
+from classifier.server.shared.token_bucket import TokenBucket
 
 
 def test_take_spends_only_what_the_bucket_holds_and_refills_at_its_rate() -> None:
