@@ -1,17 +1,15 @@
-"""Print the corpus figures at the end of the run, where a reviewer sees them."""
+"""Record the corpus figures for the run's last screen, where a reviewer sees them."""
 
 from __future__ import annotations
 
-from _pytest.terminal import TerminalReporter
+import pytest
 
+from tests import summary
 from tests.rules.corpus import FIGURES
 
 
-def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     if sum(FIGURES.unambiguous.values()) + sum(FIGURES.ambiguous.values()) == 0:
         return
-    terminalreporter.section("real-descriptor corpus (bundled rules, over gRPC)")
-    for line in FIGURES.lines():
-        terminalreporter.write_line(line)
-    for line in FIGURES.wrong:
-        terminalreporter.write_line(f"  not as expected: {line}")
+    lines = FIGURES.lines() + [f"  not as expected: {line}" for line in FIGURES.wrong]
+    summary.record(session.config, "real-descriptor corpus (bundled rules, over gRPC)", lines)

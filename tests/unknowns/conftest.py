@@ -1,16 +1,18 @@
-"""Print how well `classifier unknowns` recovered the true clusters, where a reviewer sees it."""
+"""Record how well `classifier unknowns` recovered the true clusters, for the run's last
+screen, where a reviewer sees it."""
 
 from __future__ import annotations
 
-from _pytest.terminal import TerminalReporter
+import pytest
 
+from tests import summary
 from tests.unknowns.traffic import RECOVERY
 
 
-def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     for recovery in RECOVERY:
-        terminalreporter.section(
-            "classifier unknowns: cluster recovery (decision log of a real server)"
+        summary.record(
+            session.config,
+            "classifier unknowns: cluster recovery (decision log of a real server)",
+            recovery.lines(),
         )
-        for line in recovery.lines():
-            terminalreporter.write_line(line)

@@ -32,9 +32,12 @@ def vectors_ran(request: pytest.FixtureRequest) -> Counter[str]:
     return request.config.stash.setdefault(RAN, Counter())
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for kind, count in sorted(terminalreporter.config.stash.get(RAN, Counter()).items()):
-        terminalreporter.write_line(f"vectors: {kind} {count}")
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The counts for the run's last screen (tests/summary.py prints them, from a worker too)."""
+    from tests import summary
+
+    ran = session.config.stash.get(RAN, Counter())
+    summary.record(session.config, "", [f"vectors: {k} {n}" for k, n in sorted(ran.items())])
 
 
 @pytest.fixture(scope="session")

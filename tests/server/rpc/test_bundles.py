@@ -615,7 +615,7 @@ def test_more_than_1000_decisions_are_refused_naming_decisions_and_nothing_is_wr
         == 1000
     )
     log = tmp_path / "decisions.jsonl"
-    wait_for(lambda: len(_lines(log)) == 1000)
+    wait_for(lambda: len(_lines(log)) == 1000, timeout=30)
     assert reporting.metric("errorclass_local_unknown_total", reason="no_match") == 1000
 
 
