@@ -44,8 +44,13 @@ setup: $(STAMP) browser  ## create .venv and install the package with its dev to
 run: $(RUN_STAMP)  ## install only what serving needs, then serve the bundled rules on $(ADDR), the console and metrics on http://$(ADMIN)
 	$(BIN)/classifier serve --rules $(RULES) --addr $(ADDR) --metrics-addr $(ADMIN)
 
-test: check browser go-test java-client  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/, the bundled rules' cases, clients/python/tests)
-	$(BIN)/pytest
+# The checks before pytest run side by side (lint and mypy, go, Maven, the browser; each
+# writes its own files), then pytest on two workers: most tests wait on a server, a
+# subprocess or a build, so two workers on two cores finish in about two thirds of the
+# time. --dist loadfile keeps a file's tests on one worker, with its module fixtures.
+test: $(STAMP)  ## lint, type-check, the Go module's checks, build the Java client, then every test (tests/, the bundled rules' cases, clients/python/tests) on two workers
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck browser go-test java-client
+	$(BIN)/pytest -n 2 --dist loadfile --durations=25
 
 cases: $(STAMP)  ## run the bundled ruleset's cases with coverage (every rule must decide a case)
 	$(BIN)/classifier test --coverage --min-coverage 100 $(RULES)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -198,3 +200,12 @@ TEAM_LAYER = {
 }
 """A team's layer on the bundled library with no catalog of its own (it inherits the
 library's): two rules of its own and a disabled library rule."""
+
+
+def written_json_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines a live writer (a decision log) has finished: a last line without its
+    newline is still being written, and is left for the next read."""
+    if not path.exists():
+        return []
+    text = path.read_text("utf-8")
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line]

@@ -47,7 +47,7 @@ from errorclass_client.proto.errorclass.v1 import classifier_pb2_grpc as pb_grpc
 from tests.conformance.go_drivers import go_environment
 from tests.conformance.java_drivers import CLIENT_DIR as JAVA_CLIENT
 from tests.conformance.java_drivers import java_available, maven_lock
-from tests.support import ROOT, wait_for
+from tests.support import ROOT, wait_for, written_json_lines
 
 SPEC = ROOT / "clients" / "spec"
 KEYS = SPEC / "keys"
@@ -512,9 +512,7 @@ def test_a_client_survives_the_service(
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return written_json_lines(path)
 
 
 def test_the_harness_reads_a_line_within_its_bound(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from errorclass_client.bundle import Answer, Bundle
 from errorclass_client.bundle import BundleError as ClientBundleError
 from errorclass_client.proto.errorclass.v1 import classifier_pb2 as pb
 from tests.conftest import Running, StartApp
-from tests.support import ConfigMapVolume, ruleset_files, wait_for, write_folder
+from tests.support import ConfigMapVolume, ruleset_files, wait_for, write_folder, written_json_lines
 
 PROBE = {"type": "test.Probe", "origin": "provider"}
 LIMITED = {"type": "openai.RateLimitError", "http_status": 429, "origin": "provider"}
@@ -99,7 +99,7 @@ def _bad_request(err: grpc.RpcError) -> list[tuple[str, str]]:
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return written_json_lines(path)
 
 
 def test_without_a_signing_flag_getbundle_names_the_three_and_the_rest_serves(
