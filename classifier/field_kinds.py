@@ -19,6 +19,10 @@ from typing import Any, Literal
 from classifier import limits
 from classifier.taxonomy import GRPC_CODE_NAMES, Origin
 
+# One home for "a lone surrogate becomes U+FFFD" (the service and every client agree on
+# it, clients/spec/README.md "Counting"): the Python client's, re-exported here.
+from errorclass_client._text import utf8_text as utf8_text
+
 FieldKind = Literal[
     "type", "type_names", "http_status", "grpc_status", "origin", "code", "message", "causes",
     "label", "attributes",
@@ -28,22 +32,6 @@ FieldKind = Literal[
 Shape = Literal["one", "names", "causes", "pairs"]
 """How a kind's value is laid out: one value; a list of names (each checked as a `type`);
 a list of causes (each checked field by field); a map of strings."""
-
-
-def utf8_text(text: str) -> str:
-    """text with each lone surrogate replaced by U+FFFD, so it encodes as UTF-8.
-
-    A JSON or YAML file can spell one (`"\\ud800"`) and RE2 is given the
-    message as UTF-8 bytes; a surrogate pair spelt as two escapes is joined.
-    Nearly every message is ASCII, which is checked first and costs little.
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def _stripped(value: str) -> str:

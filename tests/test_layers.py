@@ -105,11 +105,13 @@ FROM_THE_CLIENT = {
     "classifier.server.shared.serving_ruleset": {"errorclass_client.answer"},
     "classifier.durations": {"errorclass_client.retry_after"},
     "classifier.engine.retry_after": {"errorclass_client", "errorclass_client.retry_after"},
+    "classifier.field_kinds": {"errorclass_client", "errorclass_client._text"},
 }
 """Modules that take one thing from the client, its one home: what a reload did
 (`ReloadResult`, the wire's enum, written by the server and read by the client), and how
 long a provider asks to wait (`retry_after` and its duration readers, which the client's
-bundle evaluator runs too; importing them loads neither grpcio nor protobuf)."""
+bundle evaluator runs too; importing them loads neither grpcio nor protobuf), and text
+as every client counts it (`utf8_text`: a lone surrogate becomes U+FFFD)."""
 
 
 def test_no_module_imports_a_later_layer() -> None:
