@@ -1,6 +1,7 @@
 package errorclass
 
 import (
+	"regexp"
 	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
@@ -27,6 +28,13 @@ type prefilter struct {
 	sure  *filterNode
 	exact bool
 	root  *filterNode
+	// foldedWords: a case-folded literal has a word boundary, read in the fold, which is
+	// the message byte for byte only when as long (no Kelvin sign or long s folded); a
+	// message whose fold is not is left to the regexp.
+	foldedWords bool
+	// rest is the regexp of the branches sure does not decide, when there are others: a
+	// message none of whose sure literals holds matches the pattern when it matches rest.
+	rest *regexp.Regexp
 }
 
 type filterOp uint8
@@ -50,10 +58,17 @@ type literal struct {
 	text       string
 	fold       bool
 	start, end bool
+	// wordStart and wordEnd: the pattern puts \b (an ASCII word boundary, as Go's regexp
+	// reads it) before or after the literal; text is then byte for byte the message (or
+	// its fold, when that is as long: ASCII letters lowered, every other byte as it is).
+	wordStart, wordEnd bool
 }
 
 // in is whether the literal is in text (the message, or the message folded).
 func (l *literal) in(text string) bool {
+	if l.wordStart || l.wordEnd {
+		return l.bounded(text)
+	}
 	switch {
 	case l.start && l.end:
 		return text == l.text
@@ -63,6 +78,41 @@ func (l *literal) in(text string) bool {
 		return strings.HasSuffix(text, l.text)
 	}
 	return strings.Contains(text, l.text)
+}
+
+// bounded is in for a literal with word boundaries: some occurrence (at the ends when
+// anchored) has a boundary where \b asks for one.
+func (l *literal) bounded(text string) bool {
+	from, last := 0, len(text)-len(l.text)
+	if l.end {
+		from = max(last, 0)
+	}
+	if l.start {
+		last = min(last, 0)
+	}
+	for from <= last {
+		i := strings.Index(text[from:last+len(l.text)], l.text)
+		if i < 0 {
+			return false
+		}
+		i += from
+		j := i + len(l.text)
+		if (!l.wordStart || isWordByte(text, i-1) != isWordByte(text, i)) &&
+			(!l.wordEnd || isWordByte(text, j-1) != isWordByte(text, j)) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// isWordByte is whether text has an ASCII word character (\w) at i; outside text, no.
+func isWordByte(text string, i int) bool {
+	if i < 0 || i >= len(text) {
+		return false
+	}
+	c := text[i]
+	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }
 
 // maxLiterals bounds a prefilter: past it, the regexp is run instead.
@@ -84,18 +134,33 @@ func newPrefilter(pattern string) *prefilter {
 		branches = re.Sub
 	}
 	p := &prefilter{sure: &filterNode{op: filterAny}, exact: true}
+	var inexact []*syntax.Regexp // the branches sure leaves to the regexp
 	for _, branch := range branches {
 		literals, ok := exactly(branch)
 		p.exact = p.exact && ok
+		if !ok {
+			inexact = append(inexact, branch)
+		}
 		for _, l := range literals {
 			p.sure.subs = append(p.sure.subs, &filterNode{op: filterLiteral, lit: l})
+			p.foldedWords = p.foldedWords || (l.fold && (l.wordStart || l.wordEnd))
 		}
 	}
 	if n := len(p.sure.subs); n == 0 || n > maxLiterals {
-		p.sure, p.exact = nil, false
+		p.sure, p.exact, p.foldedWords, inexact = nil, false, false, nil
 	}
 	if !p.exact {
-		if p.root = required(re); p.root != nil && p.root.count() > maxLiterals {
+		// a match is a match of one branch; when sure decides every exact branch (it
+		// holds all their literals), what is left needs what a match of another holds
+		rest := re
+		if inexact != nil && len(inexact) < len(branches) {
+			rest = &syntax.Regexp{Op: syntax.OpAlternate, Sub: inexact}
+			if len(inexact) == 1 {
+				rest = inexact[0]
+			}
+			p.rest, _ = regexp.Compile(rest.String()) // nil if it would not compile: the whole runs
+		}
+		if p.root = required(rest); p.root != nil && p.root.count() > maxLiterals {
 			p.root = nil
 		}
 	}
@@ -193,27 +258,60 @@ func (n *filterNode) holds(message string, folded *string) bool {
 // decide is whether the message matches, when the literals decide it (decided);
 // folded is the message folded (foldASCII), made when first needed.
 func (p *prefilter) decide(message string, folded *string) (match, decided bool) {
+	match, decided, _ = p.check(message, folded)
+	return match, decided
+}
+
+// check is decide, and when undecided, whether the sure literals were read and none
+// held (rest: then p.rest, when there is one, answers for the pattern).
+func (p *prefilter) check(message string, folded *string) (match, decided, rest bool) {
+	if p.foldedWords {
+		if *folded == "" && message != "" {
+			*folded = foldASCII(message)
+		}
+		if len(*folded) != len(message) {
+			return false, false, false
+		}
+	}
 	if p.sure != nil && p.sure.holds(message, folded) {
-		return true, true
+		return true, true, false
 	}
 	if p.exact || (p.root != nil && !p.root.holds(message, folded)) {
-		return false, true
+		return false, true, false
 	}
-	return false, false
+	return false, false, p.sure != nil
+}
+
+// matches is whether the message matches the pattern whose regexp is whole.
+func (p *prefilter) matches(message string, folded *string, whole *regexp.Regexp) bool {
+	match, decided, rest := p.check(message, folded)
+	switch {
+	case decided:
+		return match
+	case rest && p.rest != nil:
+		return p.rest.MatchString(message)
+	}
+	return whole.MatchString(message)
 }
 
 // exactly is every text re matches, when they are few, none empty, and all of one case
 // (folded or not): then a search for re is a search for any of them (at the message's
 // start or end when re begins with ^ or ends with $).
 func exactly(re *syntax.Regexp) ([]literal, bool) {
-	var start, end bool
+	var start, end, wordStart, wordEnd bool
 	if re.Op == syntax.OpConcat {
 		subs := re.Sub
 		if len(subs) > 0 && subs[0].Op == syntax.OpBeginText {
 			start, subs = true, subs[1:]
 		}
+		if len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary {
+			wordStart, subs = true, subs[1:]
+		}
 		if len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpEndText {
 			end, subs = true, subs[:len(subs)-1]
+		}
+		if len(subs) > 0 && subs[len(subs)-1].Op == syntax.OpWordBoundary {
+			wordEnd, subs = true, subs[:len(subs)-1]
 		}
 		if len(subs) == 0 {
 			return nil, false
@@ -229,7 +327,7 @@ func exactly(re *syntax.Regexp) ([]literal, bool) {
 		if text == "" {
 			return nil, false
 		}
-		out = append(out, literal{text: text, fold: fold == foldYes, start: start, end: end})
+		out = append(out, literal{text: text, fold: fold == foldYes, start: start, end: end, wordStart: wordStart, wordEnd: wordEnd})
 	}
 	return out, true
 }

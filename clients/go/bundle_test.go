@@ -374,6 +374,9 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 	for _, pattern := range []string{
 		`ab{2}c`, `^ab{2}c`, `(?i)ha{3}!`, `(?i)\bha{3}!`, `colou?r`, `(foo|bar)+baz`, `^a.*b$`, `\bquota\b`, `(?i)top[- ]?up`,
 		`(?i)\x{17F}top`, `[0-9]+ tokens`, `(?i)(x|y)z`, `caf\x{E9}{2}`, `(?i)k(ill)?`, `a(?i:b)c`, `(a|)b`,
+		// word boundaries: around literals (folded or not, anchored or not), and not
+		`\bquota`, `quota\b`, `^\bquota\b$`, `\b: x\b`, `(?i)\bkb\b`, `(?i)\bper (day|month)\b|PerDay|\bretry after [1-9][0-9]{4,} s\b`,
+		`(?i)\b(daily|monthly) (limit|quota)|\bask\b`, `\b_x_\b|\b1\b`, `(?i)\b\x{E9}t\x{E9}\b`, `\ba\b\b`, `\b(a|\bb)`,
 	} {
 		patterns[pattern] = true
 	}
@@ -393,7 +396,7 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 	}
 	kelvin := strings.NewReplacer("k", "\u212a", "K", "\u212a", "s", "\u017f", "S", "\u017f")
-	filtered, exact, sure := 0, 0, 0
+	filtered, exact, sure, rests := 0, 0, 0, 0
 	for pattern := range patterns {
 		re := regexp.MustCompile(pattern)
 		filter := newPrefilter(pattern)
@@ -407,6 +410,9 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		if filter.sure != nil {
 			sure++
 		}
+		if filter.rest != nil {
+			rests++
+		}
 		texts := []string{}
 		var literals func(n *filterNode)
 		literals = func(n *filterNode) {
@@ -415,7 +421,8 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			}
 			if n.op == filterLiteral {
 				for _, text := range []string{n.lit.text, strings.ToUpper(n.lit.text), kelvin.Replace(n.lit.text)} {
-					texts = append(texts, text, "x "+text+" y", "\xff"+text, text[:len(text)/2]+"\xff"+text[len(text)/2:])
+					texts = append(texts, text, "x "+text+" y", "\xff"+text, text[:len(text)/2]+"\xff"+text[len(text)/2:],
+						"a"+text, text+"_", "9"+text+"Z", text+text, "a"+text+" "+text, text+"a "+text, "\u212a"+text+"\u017f")
 				}
 			}
 			for _, sub := range n.subs {
@@ -435,10 +442,16 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			if decided && match != re.MatchString(text) {
 				t.Errorf("the prefilter of %q says %v for %+q, the regexp %v", pattern, match, cut(text, 200), !match)
 			}
+			if folded = ""; filter.matches(text, &folded, re) != re.MatchString(text) {
+				t.Errorf("the prefilter of %q with its regexp of the rest (%v) says otherwise than the regexp for %+q", pattern, filter.rest, cut(text, 200))
+			}
+			if filter.rest != nil && filter.rest.MatchString(text) && !re.MatchString(text) {
+				t.Errorf("the regexp of the rest of %q (%v) matches %+q, the pattern does not", pattern, filter.rest, cut(text, 200))
+			}
 		}
 	}
 	if filtered < len(patterns)*3/4 || exact == 0 || sure <= exact {
 		t.Fatalf("%d of %d patterns have a prefilter, %d exact, %d with sure literals", filtered, len(patterns), exact, sure)
 	}
-	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals), on %d messages", len(patterns), filtered, exact, sure, len(messages))
+	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals, %d with a regexp of the rest), on %d messages", len(patterns), filtered, exact, sure, rests, len(messages))
 }
