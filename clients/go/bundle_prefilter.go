@@ -34,7 +34,83 @@ type prefilter struct {
 	foldedWords bool
 	// rest is the regexp of the branches sure does not decide, when there are others: a
 	// message none of whose sure literals holds matches the pattern when it matches rest.
-	rest *regexp.Regexp
+	rest *search
+	// whole is the pattern's own search, when it begins with a literal (else nil: the
+	// condition's regexp runs).
+	whole *search
+}
+
+// search finds a match of a regexp that begins with a literal (after \b, perhaps): only
+// where the literal is, an anchored regexp (^ and the rest) is run from there, where
+// Go's regexp would try every position of the message.
+type search struct {
+	re        *regexp.Regexp // the regexp, unanchored
+	lit       literal        // what every match begins with (not anchored itself)
+	wordStart bool           // the regexp begins with \b
+	anchored  *regexp.Regexp // ^(?:the regexp without its \b)
+}
+
+// newSearch is the search of re (a pattern's branches, simplified), or nil when re does
+// not compile from its syntax; anchored is nil when re does not begin with a literal.
+func newSearch(re *syntax.Regexp) *search {
+	compiled, err := regexp.Compile(re.String())
+	if err != nil {
+		return nil
+	}
+	out := &search{re: compiled}
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		return out
+	}
+	subs := re.Sub
+	if len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary {
+		out.wordStart, subs = true, subs[1:]
+	}
+	if len(subs) == 0 || subs[0].Op != syntax.OpLiteral {
+		return out
+	}
+	lit, ok := literalOf(subs[0])
+	if !ok {
+		return out
+	}
+	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: subs}
+	if out.anchored, err = regexp.Compile(`^(?:` + rest.String() + `)`); err != nil {
+		out.anchored = nil
+	}
+	out.lit = lit
+	return out
+}
+
+// match is whether message matches; folded is the message folded (foldASCII), made when
+// first needed.
+func (s *search) match(message string, folded *string) bool {
+	if s.anchored == nil {
+		return s.re.MatchString(message)
+	}
+	text := message
+	if s.lit.fold {
+		if *folded == "" && message != "" {
+			*folded = foldASCII(message)
+		}
+		if len(*folded) != len(message) { // a Kelvin sign or long s folded: positions differ
+			return s.re.MatchString(message)
+		}
+		text = *folded
+	}
+	for from := 0; from+len(s.lit.text) <= len(text); {
+		i := strings.Index(text[from:], s.lit.text)
+		if i < 0 {
+			return false
+		}
+		i += from
+		if (!s.wordStart || isWordByte(message, i-1) != isWordByte(message, i)) && s.anchored.MatchString(message[i:]) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
 }
 
 type filterOp uint8
@@ -158,13 +234,16 @@ func newPrefilter(pattern string) *prefilter {
 			if len(inexact) == 1 {
 				rest = inexact[0]
 			}
-			p.rest, _ = regexp.Compile(rest.String()) // nil if it would not compile: the whole runs
+			p.rest = newSearch(rest) // nil if it would not compile: the whole runs
 		}
 		if p.root = required(rest); p.root != nil && p.root.count() > maxLiterals {
 			p.root = nil
 		}
 	}
-	if p.sure == nil && p.root == nil {
+	if p.whole = newSearch(re); p.whole != nil && p.whole.anchored == nil {
+		p.whole = nil
+	}
+	if p.sure == nil && p.root == nil && p.whole == nil {
 		return nil
 	}
 	return p
@@ -289,7 +368,9 @@ func (p *prefilter) matches(message string, folded *string, whole *regexp.Regexp
 	case decided:
 		return match
 	case rest && p.rest != nil:
-		return p.rest.MatchString(message)
+		return p.rest.match(message, folded)
+	case p.whole != nil:
+		return p.whole.match(message, folded)
 	}
 	return whole.MatchString(message)
 }

@@ -377,6 +377,9 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		// word boundaries: around literals (folded or not, anchored or not), and not
 		`\bquota`, `quota\b`, `^\bquota\b$`, `\b: x\b`, `(?i)\bkb\b`, `(?i)\bper (day|month)\b|PerDay|\bretry after [1-9][0-9]{4,} s\b`,
 		`(?i)\b(daily|monthly) (limit|quota)|\bask\b`, `\b_x_\b|\b1\b`, `(?i)\b\x{E9}t\x{E9}\b`, `\ba\b\b`, `\b(a|\bb)`,
+		// searched from a first literal
+		`(?i)invalid sk: (a|b)`, `\bask\d*`, `(?i)kas\w+`, `ask\b.*sk$`, `(?m)sk$\n?^ks`, `(?i)s\bk`, `(?s)ask.k`, `\x{E9}t\x{E9}\B`, `(?i)ask\B`,
+		`(?i)\bsk(?-i:K)`, `\Bask`, `(?U)sk.+?k`, `sk(a|b)+k?\b`,
 	} {
 		patterns[pattern] = true
 	}
@@ -396,7 +399,7 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 	}
 	kelvin := strings.NewReplacer("k", "\u212a", "K", "\u212a", "s", "\u017f", "S", "\u017f")
-	filtered, exact, sure, rests := 0, 0, 0, 0
+	filtered, exact, sure, rests, searches := 0, 0, 0, 0, 0
 	for pattern := range patterns {
 		re := regexp.MustCompile(pattern)
 		filter := newPrefilter(pattern)
@@ -412,6 +415,9 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 		if filter.rest != nil {
 			rests++
+		}
+		if filter.whole != nil {
+			searches++
 		}
 		texts := []string{}
 		var literals func(n *filterNode)
@@ -431,6 +437,13 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 		literals(filter.sure)
 		literals(filter.root)
+		for _, search := range []*search{filter.rest, filter.whole} {
+			if search != nil && search.anchored != nil {
+				literals(&filterNode{op: filterLiteral, lit: search.lit})
+			}
+		}
+		// a case-sensitive part after a case-folded literal
+		texts = append(texts, "skK", "a skK", "SKk", "sk\u212a", "SKK", "x_skK y")
 		all := strings.Join(texts, " ")
 		texts = append(texts, all, strings.ToUpper(all), kelvin.Replace(all))
 		for m := range messages {
@@ -445,13 +458,21 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			if folded = ""; filter.matches(text, &folded, re) != re.MatchString(text) {
 				t.Errorf("the prefilter of %q with its regexp of the rest (%v) says otherwise than the regexp for %+q", pattern, filter.rest, cut(text, 200))
 			}
-			if filter.rest != nil && filter.rest.MatchString(text) && !re.MatchString(text) {
-				t.Errorf("the regexp of the rest of %q (%v) matches %+q, the pattern does not", pattern, filter.rest, cut(text, 200))
+			if filter.rest != nil && filter.rest.re.MatchString(text) && !re.MatchString(text) {
+				t.Errorf("the regexp of the rest of %q (%v) matches %+q, the pattern does not", pattern, filter.rest.re, cut(text, 200))
+			}
+			for _, search := range []*search{filter.rest, filter.whole} {
+				if folded = ""; search != nil && search.match(text, &folded) != search.re.MatchString(text) {
+					t.Errorf("the search from %q of %v says otherwise than its regexp for %+q", search.lit.text, search.re, cut(text, 200))
+				}
+			}
+			if filter.whole != nil && filter.whole.re.MatchString(text) != re.MatchString(text) {
+				t.Errorf("%q compiled from its syntax (%v) says otherwise for %+q", pattern, filter.whole.re, cut(text, 200))
 			}
 		}
 	}
 	if filtered < len(patterns)*3/4 || exact == 0 || sure <= exact {
 		t.Fatalf("%d of %d patterns have a prefilter, %d exact, %d with sure literals", filtered, len(patterns), exact, sure)
 	}
-	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals, %d with a regexp of the rest), on %d messages", len(patterns), filtered, exact, sure, rests, len(messages))
+	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals, %d with a regexp of the rest, %d searched from their first literal), on %d messages", len(patterns), filtered, exact, sure, rests, searches, len(messages))
 }
