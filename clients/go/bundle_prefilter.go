@@ -40,18 +40,24 @@ type prefilter struct {
 	whole *search
 }
 
-// search finds a match of a regexp that begins with a literal (after \b, perhaps): only
-// where the literal is, an anchored regexp (^ and the rest) is run from there, where
-// Go's regexp would try every position of the message.
+// search finds a match of a regexp every match of which begins with one of a few
+// literals (after \b or \B, perhaps): only where one of them is, an anchored regexp
+// (^ and the pattern) is run from there, where Go's regexp would try every position of
+// the message. The anchored regexp starts a byte early when the byte before is ASCII
+// (^(?s:.) consumes it), so that a \b or \B reads it as the whole message's would; a
+// byte that is not ASCII reads as the start of the text does (no word character). A
+// pattern ^L.*R (L a literal) is R searched from the end of L to the line's end.
 type search struct {
-	re        *regexp.Regexp // the regexp, unanchored
-	lit       literal        // what every match begins with (not anchored itself)
-	wordStart bool           // the regexp begins with \b
-	anchored  *regexp.Regexp // ^(?:the regexp without its \b)
+	re       *regexp.Regexp // the regexp, unanchored
+	firsts   []literal      // what every match (of R) begins with (not anchored themselves)
+	anchored *regexp.Regexp // ^(?:R)
+	after    *regexp.Regexp // ^(?s:.)(?:R)
+	prefix   string         // L, when the pattern is ^L.*R
+	anyLine  bool           // the .* of ^L.*R crosses lines ((?s))
 }
 
 // newSearch is the search of re (a pattern's branches, simplified), or nil when re does
-// not compile from its syntax; anchored is nil when re does not begin with a literal.
+// not compile from its syntax; anchored is nil when no few literals begin every match.
 func newSearch(re *syntax.Regexp) *search {
 	compiled, err := regexp.Compile(re.String())
 	if err != nil {
@@ -61,26 +67,78 @@ func newSearch(re *syntax.Regexp) *search {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
-	if re.Op != syntax.OpConcat {
+	if re.Op == syntax.OpConcat && len(re.Sub) >= 3 && re.Sub[0].Op == syntax.OpBeginText && re.Sub[1].Op == syntax.OpLiteral &&
+		re.Sub[1].Flags&syntax.FoldCase == 0 && re.Sub[2].Op == syntax.OpStar &&
+		(re.Sub[2].Sub[0].Op == syntax.OpAnyCharNotNL || re.Sub[2].Sub[0].Op == syntax.OpAnyChar) {
+		lit, ok := literalOf(re.Sub[1])
+		if !ok || len(re.Sub) == 3 {
+			return out
+		}
+		out.prefix, out.anyLine = lit.text, re.Sub[2].Sub[0].Op == syntax.OpAnyChar
+		re = &syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[3:]}
+		if len(re.Sub) == 1 {
+			re = re.Sub[0]
+		}
+	}
+	firsts, ok := firstLiterals(re)
+	if !ok || len(firsts) > maxLiterals || beginsAnywhere(re) {
+		out.prefix = ""
 		return out
 	}
-	subs := re.Sub
-	if len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary {
-		out.wordStart, subs = true, subs[1:]
-	}
-	if len(subs) == 0 || subs[0].Op != syntax.OpLiteral {
+	anchored, err1 := regexp.Compile(`^(?:` + re.String() + `)`)
+	after, err2 := regexp.Compile(`^(?s:.)(?:` + re.String() + `)`)
+	if err1 != nil || err2 != nil {
+		out.prefix = ""
 		return out
 	}
-	lit, ok := literalOf(subs[0])
-	if !ok {
-		return out
-	}
-	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: subs}
-	if out.anchored, err = regexp.Compile(`^(?:` + rest.String() + `)`); err != nil {
-		out.anchored = nil
-	}
-	out.lit = lit
+	out.firsts, out.anchored, out.after = firsts, anchored, after
 	return out
+}
+
+// firstLiterals are literals one of which begins every match of re (ok: re is made so).
+func firstLiterals(re *syntax.Regexp) ([]literal, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		lit, ok := literalOf(re)
+		return []literal{lit}, ok
+	case syntax.OpCapture, syntax.OpPlus:
+		return firstLiterals(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return firstLiterals(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if sub.Op != syntax.OpWordBoundary && sub.Op != syntax.OpNoWordBoundary {
+				return firstLiterals(sub)
+			}
+		}
+	case syntax.OpAlternate:
+		var out []literal
+		for _, sub := range re.Sub {
+			lits, ok := firstLiterals(sub)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, lits...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// beginsAnywhere: re holds ^ (of the text or a line), which a text cut short would read
+// otherwise.
+func beginsAnywhere(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpBeginLine {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if beginsAnywhere(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // match is whether message matches; folded is the message folded (foldASCII), made when
@@ -89,26 +147,43 @@ func (s *search) match(message string, folded *string) bool {
 	if s.anchored == nil {
 		return s.re.MatchString(message)
 	}
-	text := message
-	if s.lit.fold {
-		if *folded == "" && message != "" {
-			*folded = foldASCII(message)
-		}
-		if len(*folded) != len(message) { // a Kelvin sign or long s folded: positions differ
-			return s.re.MatchString(message)
-		}
-		text = *folded
-	}
-	for from := 0; from+len(s.lit.text) <= len(text); {
-		i := strings.Index(text[from:], s.lit.text)
-		if i < 0 {
+	from, to := 0, len(message) // where a match of R may begin
+	if s.prefix != "" {
+		if !strings.HasPrefix(message, s.prefix) {
 			return false
 		}
-		i += from
-		if (!s.wordStart || isWordByte(message, i-1) != isWordByte(message, i)) && s.anchored.MatchString(message[i:]) {
-			return true
+		from = len(s.prefix)
+		if line := strings.IndexByte(message[from:], '\n'); line >= 0 && !s.anyLine {
+			to = from + line
 		}
-		from = i + 1
+	}
+	for i := range s.firsts {
+		lit := &s.firsts[i]
+		text := message
+		if lit.fold {
+			if *folded == "" && message != "" {
+				*folded = foldASCII(message)
+			}
+			if len(*folded) != len(message) { // a Kelvin sign or long s folded: positions differ
+				return s.re.MatchString(message)
+			}
+			text = *folded
+		}
+		for at := from; at <= to; {
+			k := strings.Index(text[at:], lit.text)
+			if k < 0 || at+k > to {
+				break
+			}
+			at += k
+			if at > 0 && message[at-1] < utf8.RuneSelf {
+				if s.after.MatchString(message[at-1:]) {
+					return true
+				}
+			} else if s.anchored.MatchString(message[at:]) {
+				return true
+			}
+			at++
+		}
 	}
 	return false
 }

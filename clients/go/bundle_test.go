@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -380,6 +381,8 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		// searched from a first literal
 		`(?i)invalid sk: (a|b)`, `\bask\d*`, `(?i)kas\w+`, `ask\b.*sk$`, `(?m)sk$\n?^ks`, `(?i)s\bk`, `(?s)ask.k`, `\x{E9}t\x{E9}\B`, `(?i)ask\B`,
 		`(?i)\bsk(?-i:K)`, `\Bask`, `(?U)sk.+?k`, `sk(a|b)+k?\b`,
+		`^ab: .*(\bper (day|month)\b|\b(daily|monthly) sk|\bretry after [1-9][0-9]{4,} s\b)`, `^ab: (?s:.*)sk`, `^ab: .*\bsk`, `^ab: .*\Bsk`,
+		`^ab.*k`, `(?i)\b(sk|ks)x`, `\Bsk\d`, `^ab: .*(sk|^x)`, `x(?m:^)sk`, `^ab: .*?(?i)sk`, `^(?i:ab): .*sk`, `(?i)(sk)+|ks{2,}`,
 	} {
 		patterns[pattern] = true
 	}
@@ -439,11 +442,21 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		literals(filter.root)
 		for _, search := range []*search{filter.rest, filter.whole} {
 			if search != nil && search.anchored != nil {
-				literals(&filterNode{op: filterLiteral, lit: search.lit})
+				for _, lit := range search.firsts {
+					literals(&filterNode{op: filterLiteral, lit: lit})
+				}
 			}
 		}
 		// a case-sensitive part after a case-folded literal
 		texts = append(texts, "skK", "a skK", "SKk", "sk\u212a", "SKK", "x_skK y")
+		// after a pattern's ^L.* : on L's line, on the next, right after L
+		for _, search := range []*search{filter.rest, filter.whole} {
+			if search != nil && search.prefix != "" {
+				for _, text := range slices.Clone(texts) {
+					texts = append(texts, search.prefix+text, search.prefix+"\n"+text, search.prefix+"x\n"+text, search.prefix+"_"+text, search.prefix[:len(search.prefix)-1])
+				}
+			}
+		}
 		all := strings.Join(texts, " ")
 		texts = append(texts, all, strings.ToUpper(all), kelvin.Replace(all))
 		for m := range messages {
@@ -463,7 +476,7 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			}
 			for _, search := range []*search{filter.rest, filter.whole} {
 				if folded = ""; search != nil && search.match(text, &folded) != search.re.MatchString(text) {
-					t.Errorf("the search from %q of %v says otherwise than its regexp for %+q", search.lit.text, search.re, cut(text, 200))
+					t.Errorf("the search from %v (after %q) of %v says otherwise than its regexp for %+q", search.firsts, search.prefix, search.re, cut(text, 200))
 				}
 			}
 			if filter.whole != nil && filter.whole.re.MatchString(text) != re.MatchString(text) {
