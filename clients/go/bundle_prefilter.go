@@ -605,27 +605,33 @@ func literalOf(re *syntax.Regexp) (literal, bool) {
 var asciiFolds = map[rune]byte{'\u212a': 'k', '\u017f': 's'}
 
 // foldASCII is text with ASCII letters, and the characters that fold to them, in lower
-// case; everything else as it is.
+// case; everything else as it is (written a run at a time between the bytes it changes).
 func foldASCII(text string) string {
 	var b strings.Builder
 	b.Grow(len(text))
+	run := 0 // where the text not yet written begins
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
 			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
+				b.WriteString(text[run:i])
+				b.WriteByte(c + 'a' - 'A')
+				run = i + 1
 			}
-			b.WriteByte(c)
 			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
 		if folded, ok := asciiFolds[r]; ok && size > 1 {
+			b.WriteString(text[run:i])
 			b.WriteByte(folded)
-		} else {
-			b.WriteString(text[i : i+size])
+			run = i + size
 		}
 		i += size
 	}
+	if run == 0 {
+		return text
+	}
+	b.WriteString(text[run:])
 	return b.String()
 }

@@ -489,3 +489,16 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 	}
 	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals, %d with a regexp of the rest, %d searched from their first literal), on %d messages", len(patterns), filtered, exact, sure, rests, searches, len(messages))
 }
+
+// TestFoldASCIILowersASCIILettersAndWhatFoldsToThem: the fold the prefilters read (a run
+// at a time, the text itself when nothing changes).
+func TestFoldASCIILowersASCIILettersAndWhatFoldsToThem(t *testing.T) {
+	for text, want := range map[string]string{
+		"": "", "abc 1_": "abc 1_", "AbC": "abc", "\u212aelvin \u017fign": "kelvin sign", "\xffA\xe2\x84": "\xffa\xe2\x84",
+		"\xe2\x84\xaaK": "kk", "ÀÉ Z": "ÀÉ z", "x\u212aY\u017fZ": "xkysz", "tail \u212a": "tail k", "É": "É",
+	} {
+		if got := foldASCII(text); got != want {
+			t.Errorf("foldASCII(%+q) = %+q, want %+q", text, got, want)
+		}
+	}
+}
