@@ -240,9 +240,7 @@ func (c *condition) holds(s *subject) bool {
 		return s.isSet(c.field) == c.present
 	case condMessage:
 		if c.filter != nil {
-			if match, decided := c.filter.decide(s.message, &s.folded); decided {
-				return match
-			}
+			return c.filter.matches(s.message, &s.folded, c.pattern)
 		}
 		return c.pattern.MatchString(s.message)
 	case condAttribute:

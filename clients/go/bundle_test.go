@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -374,6 +375,14 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 	for _, pattern := range []string{
 		`ab{2}c`, `^ab{2}c`, `(?i)ha{3}!`, `(?i)\bha{3}!`, `colou?r`, `(foo|bar)+baz`, `^a.*b$`, `\bquota\b`, `(?i)top[- ]?up`,
 		`(?i)\x{17F}top`, `[0-9]+ tokens`, `(?i)(x|y)z`, `caf\x{E9}{2}`, `(?i)k(ill)?`, `a(?i:b)c`, `(a|)b`,
+		// word boundaries: around literals (folded or not, anchored or not), and not
+		`\bquota`, `quota\b`, `^\bquota\b$`, `\b: x\b`, `(?i)\bkb\b`, `(?i)\bper (day|month)\b|PerDay|\bretry after [1-9][0-9]{4,} s\b`,
+		`(?i)\b(daily|monthly) (limit|quota)|\bask\b`, `\b_x_\b|\b1\b`, `(?i)\b\x{E9}t\x{E9}\b`, `\ba\b\b`, `\b(a|\bb)`,
+		// searched from a first literal
+		`(?i)invalid sk: (a|b)`, `\bask\d*`, `(?i)kas\w+`, `ask\b.*sk$`, `(?m)sk$\n?^ks`, `(?i)s\bk`, `(?s)ask.k`, `\x{E9}t\x{E9}\B`, `(?i)ask\B`,
+		`(?i)\bsk(?-i:K)`, `\Bask`, `(?U)sk.+?k`, `sk(a|b)+k?\b`,
+		`^ab: .*(\bper (day|month)\b|\b(daily|monthly) sk|\bretry after [1-9][0-9]{4,} s\b)`, `^ab: (?s:.*)sk`, `^ab: .*\bsk`, `^ab: .*\Bsk`,
+		`^ab.*k`, `(?i)\b(sk|ks)x`, `\Bsk\d`, `^ab: .*(sk|^x)`, `x(?m:^)sk`, `^ab: .*?(?i)sk`, `^(?i:ab): .*sk`, `(?i)(sk)+|ks{2,}`,
 	} {
 		patterns[pattern] = true
 	}
@@ -393,7 +402,7 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 	}
 	kelvin := strings.NewReplacer("k", "\u212a", "K", "\u212a", "s", "\u017f", "S", "\u017f")
-	filtered, exact, sure := 0, 0, 0
+	filtered, exact, sure, rests, searches := 0, 0, 0, 0, 0
 	for pattern := range patterns {
 		re := regexp.MustCompile(pattern)
 		filter := newPrefilter(pattern)
@@ -407,6 +416,12 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		if filter.sure != nil {
 			sure++
 		}
+		if filter.rest != nil {
+			rests++
+		}
+		if filter.whole != nil {
+			searches++
+		}
 		texts := []string{}
 		var literals func(n *filterNode)
 		literals = func(n *filterNode) {
@@ -415,7 +430,8 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			}
 			if n.op == filterLiteral {
 				for _, text := range []string{n.lit.text, strings.ToUpper(n.lit.text), kelvin.Replace(n.lit.text)} {
-					texts = append(texts, text, "x "+text+" y", "\xff"+text, text[:len(text)/2]+"\xff"+text[len(text)/2:])
+					texts = append(texts, text, "x "+text+" y", "\xff"+text, text[:len(text)/2]+"\xff"+text[len(text)/2:],
+						"a"+text, text+"_", "9"+text+"Z", text+text, "a"+text+" "+text, text+"a "+text, "\u212a"+text+"\u017f")
 				}
 			}
 			for _, sub := range n.subs {
@@ -424,6 +440,23 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 		}
 		literals(filter.sure)
 		literals(filter.root)
+		for _, search := range []*search{filter.rest, filter.whole} {
+			if search != nil && search.anchored != nil {
+				for _, lit := range search.firsts {
+					literals(&filterNode{op: filterLiteral, lit: lit})
+				}
+			}
+		}
+		// a case-sensitive part after a case-folded literal
+		texts = append(texts, "skK", "a skK", "SKk", "sk\u212a", "SKK", "x_skK y")
+		// after a pattern's ^L.* : on L's line, on the next, right after L
+		for _, search := range []*search{filter.rest, filter.whole} {
+			if search != nil && search.prefix != "" {
+				for _, text := range slices.Clone(texts) {
+					texts = append(texts, search.prefix+text, search.prefix+"\n"+text, search.prefix+"x\n"+text, search.prefix+"_"+text, search.prefix[:len(search.prefix)-1])
+				}
+			}
+		}
 		all := strings.Join(texts, " ")
 		texts = append(texts, all, strings.ToUpper(all), kelvin.Replace(all))
 		for m := range messages {
@@ -435,10 +468,37 @@ func TestPrefiltersDecideAsTheRegexpDoes(t *testing.T) {
 			if decided && match != re.MatchString(text) {
 				t.Errorf("the prefilter of %q says %v for %+q, the regexp %v", pattern, match, cut(text, 200), !match)
 			}
+			if folded = ""; filter.matches(text, &folded, re) != re.MatchString(text) {
+				t.Errorf("the prefilter of %q with its regexp of the rest (%v) says otherwise than the regexp for %+q", pattern, filter.rest, cut(text, 200))
+			}
+			if filter.rest != nil && filter.rest.re.MatchString(text) && !re.MatchString(text) {
+				t.Errorf("the regexp of the rest of %q (%v) matches %+q, the pattern does not", pattern, filter.rest.re, cut(text, 200))
+			}
+			for _, search := range []*search{filter.rest, filter.whole} {
+				if folded = ""; search != nil && search.match(text, &folded) != search.re.MatchString(text) {
+					t.Errorf("the search from %v (after %q) of %v says otherwise than its regexp for %+q", search.firsts, search.prefix, search.re, cut(text, 200))
+				}
+			}
+			if filter.whole != nil && filter.whole.re.MatchString(text) != re.MatchString(text) {
+				t.Errorf("%q compiled from its syntax (%v) says otherwise for %+q", pattern, filter.whole.re, cut(text, 200))
+			}
 		}
 	}
 	if filtered < len(patterns)*3/4 || exact == 0 || sure <= exact {
 		t.Fatalf("%d of %d patterns have a prefilter, %d exact, %d with sure literals", filtered, len(patterns), exact, sure)
 	}
-	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals), on %d messages", len(patterns), filtered, exact, sure, len(messages))
+	t.Logf("%d patterns, %d with a prefilter (%d exact, %d with sure literals, %d with a regexp of the rest, %d searched from their first literal), on %d messages", len(patterns), filtered, exact, sure, rests, searches, len(messages))
+}
+
+// TestFoldASCIILowersASCIILettersAndWhatFoldsToThem: the fold the prefilters read (a run
+// at a time, the text itself when nothing changes).
+func TestFoldASCIILowersASCIILettersAndWhatFoldsToThem(t *testing.T) {
+	for text, want := range map[string]string{
+		"": "", "abc 1_": "abc 1_", "AbC": "abc", "\u212aelvin \u017fign": "kelvin sign", "\xffA\xe2\x84": "\xffa\xe2\x84",
+		"\xe2\x84\xaaK": "kk", "ÀÉ Z": "ÀÉ z", "x\u212aY\u017fZ": "xkysz", "tail \u212a": "tail k", "É": "É",
+	} {
+		if got := foldASCII(text); got != want {
+			t.Errorf("foldASCII(%+q) = %+q, want %+q", text, got, want)
+		}
+	}
 }
