@@ -85,13 +85,6 @@ class _Descriptor(_Cause):
     provider: str = ""
     attributes: Mapping[str, str] | None = None
     causes: tuple[_Cause, ...] = ()
-    cause_names: tuple[str, ...] = ()
-    """Every type name of every cause's chain, once each: what a `cause` condition's type
-    test can hold for, so a bucket looks such rules up by it."""
-    cause_codes: tuple[str, ...] = ()
-    """Every cause's code, once each (likewise, for a `cause` condition's code)."""
-    cause_statuses: tuple[int, ...] = ()
-    """Every cause's HTTP status, once each (likewise)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,13 +220,8 @@ class Normaliser:
             if len(given) > self.max_causes:
                 raise ValueError(f"descriptor.causes: more than {self.max_causes} causes")
             causes = tuple([self.cause(c) for c in given])
-            cause_names = tuple(dict.fromkeys([n for c in causes for n in c.chain]))
-            cause_codes = tuple(dict.fromkeys([c.code for c in causes if c.code]))
-            cause_statuses = tuple(
-                dict.fromkeys([c.http_status for c in causes if c.http_status is not None])
-            )
         else:
-            causes = cause_names = cause_codes = cause_statuses = ()
+            causes = ()
         # the descriptor's own type, code and message, inlined (_chain, _code, _message)
         name = data["type"].strip(ws)
         supertypes = get("supertypes")
@@ -271,9 +259,6 @@ class Normaliser:
             provider,
             attributes,
             causes,
-            cause_names,
-            cause_codes,
-            cause_statuses,
         )
 
     def _check_attributes(self, attributes: Mapping[str, str]) -> None:
@@ -514,6 +499,8 @@ failure, a status a few, an origin most of a runtime's). The `cause_*` ones are 
 condition's code, status or type test: the rule is looked up by each code, status or type
 name of the descriptor's causes (and the condition still tested: its other tests must hold
 for the same cause)."""
+ATTRIBUTE = "attribute:"
+"""A split on an attribute (its name after this), for a rule that names no plain field."""
 CAUSE_FIELDS = {"code": "cause_codes", "http_status": "cause_statuses", "type": "cause_names"}
 MAX_SPLIT_VALUES = 600
 """An http_status condition's ranges are looked up value by value up to this many (`4xx`
@@ -523,7 +510,8 @@ is 100 values; every status is 500)."""
 class _Bucket:
     """Rules that share a type name (or have none), looked up by their split field."""
 
-    __slots__ = ("always", "by_cause", "by_field")
+    __slots__ = ("always", "by_attribute", "by_cause", "by_field", "cause_codes",
+                 "cause_names", "cause_statuses")  # fmt: skip
 
     def __init__(self, rules: Sequence[_Rule]) -> None:
         self.always = tuple(r for r in rules if r.split is None)
@@ -533,16 +521,27 @@ class _Bucket:
                 field, values = rule.split
                 for value in values:
                     by_field.setdefault(field, {}).setdefault(value, []).append(rule)
+        indexes = {
+            field: {v: tuple(rs) for v, rs in index.items()} for field, index in by_field.items()
+        }
         self.by_field = tuple(
-            (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
-            for field, index in by_field.items()
-            if not field.startswith("cause_")
+            (attrgetter(field), index)
+            for field, index in indexes.items()
+            if field in SPLIT_FIELDS and not field.startswith("cause_")
         )
-        self.by_cause = tuple(
-            (attrgetter(field), {v: tuple(rs) for v, rs in index.items()})
-            for field, index in by_field.items()
-            if field.startswith("cause_")
+        self.by_attribute = tuple(
+            (field.removeprefix(ATTRIBUTE), index)
+            for field, index in indexes.items()
+            if field.startswith(ATTRIBUTE)
         )
+        """(attribute name, its values' rules): looked up only when the descriptor has
+        attributes (most have none), so a rule of one `attribute` condition costs nothing."""
+        self.cause_names = indexes.get("cause_names")
+        self.cause_codes = indexes.get("cause_codes")
+        self.cause_statuses = indexes.get("cause_statuses")
+        self.by_cause = bool(self.cause_names or self.cause_codes or self.cause_statuses)
+        """Whether a rule is looked up by its causes' type names, codes or HTTP statuses
+        (read from each cause: the descriptor keeps no deduplicated copy of them)."""
 
     def found(self, d: _Descriptor) -> list[_Rule]:
         """The rules here whose every condition holds for d (plain loops: the hot path)."""
@@ -560,11 +559,35 @@ class _Bucket:
                         break
                 else:
                     out.append(rule)
+        if self.by_attribute:
+            attributes = d.attributes
+            if attributes:
+                for name, index in self.by_attribute:
+                    for rule in index.get(attributes.get(name), ()):
+                        for test in rule.tests:
+                            if not test(d):
+                                break
+                        else:
+                            out.append(rule)
         if self.by_cause and d.causes:
+            names, codes, statuses = self.cause_names, self.cause_codes, self.cause_statuses
             tried: set[int] = set()
-            for get, index in self.by_cause:
-                for value in get(d):
-                    for rule in index.get(value, ()):
+            for cause in d.causes:
+                listed: list[tuple[_Rule, ...]] = []
+                if names is not None:
+                    for name in cause.chain:
+                        if name in names:
+                            listed.append(names[name])
+                if codes is not None and cause.code and cause.code in codes:
+                    listed.append(codes[cause.code])
+                if (
+                    statuses is not None
+                    and cause.http_status is not None
+                    and cause.http_status in statuses
+                ):
+                    listed.append(statuses[cause.http_status])
+                for rules in listed:
+                    for rule in rules:
                         if rule.order in tried:  # listed under two values of the causes
                             continue
                         tried.add(rule.order)
@@ -578,7 +601,8 @@ class _Bucket:
 
 def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[int, str, frozenset[Any]] | None:
     """The condition a bucket looks the rule up by (its index, field and values): the most
-    selective plain field the rule names; None when it names none."""
+    selective plain field the rule names, else its first `attribute` condition; None when
+    it names neither."""
     plain: dict[str, tuple[int, frozenset[Any]]] = {}
     for i, c in enumerate(conditions):
         if c["kind"] == "cause":
@@ -606,6 +630,9 @@ def _split(conditions: Sequence[Mapping[str, Any]]) -> tuple[int, str, frozenset
                 plain["http_status"] = (i, statuses)
     field = next((f for f in SPLIT_FIELDS if f in plain), None)
     if field is None:
+        for i, c in enumerate(conditions):
+            if c["kind"] == "attribute" and None not in c["values"]:
+                return i, ATTRIBUTE + c["name"], frozenset(c["values"])
         return None
     index, values = plain[field]
     return index, field, values
@@ -627,6 +654,14 @@ def _cap(answer: Mapping[str, Any]) -> dt.timedelta | None:
 
 
 _KEY = attrgetter("rank", "order")
+_COSTS = {"message": 1, "cause": 2}
+
+
+def _cost(indexed: tuple[int, Mapping[str, Any]]) -> int:
+    """A condition's cost to test, cheapest first: a field or attribute look-up, a message
+    (a literal check, then RE2), a cause (its tests over each cause). A rule's tests are
+    a conjunction without effects, so their order changes only how soon one fails."""
+    return _COSTS.get(indexed[1]["kind"], 0)
 
 
 class Evaluator:
@@ -687,7 +722,9 @@ class Evaluator:
             id=r["id"],
             order=r["order"],
             names=frozenset(names) if names is not None else None,
-            tests=tuple(_test(c, re2) for i, c in enumerate(conditions) if i != skipped),
+            tests=tuple(
+                _test(c, re2) for i, c in sorted(enumerate(conditions), key=_cost) if i != skipped
+            ),
             split=None if split is None else split[1:],
             tier=(0 if r["decisive"] else 2) + (1 if r["fallback"] else 0),
             rank=(-r["condition_count"], -r["priority"], r["layer"]),
