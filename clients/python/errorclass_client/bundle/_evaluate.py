@@ -316,7 +316,23 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
 
         needed, folded, exact, anchors = literals(pattern)
         if exact is not None:  # literal text and alternatives: no regex at all
-            return _decider(exact, anchors)
+            decide = _decider(exact, anchors)
+            if not folded:
+                return lambda s: decide(s.message)
+
+            def folded_decides(s: Subject) -> bool:
+                text = s.message
+                if text.isascii():  # (?i): RE2's case folding is str.lower's on ASCII
+                    low = s.message_lower
+                    if low is None:
+                        low = s.message_lower = text.lower()
+                    return decide(low)
+                raw = s.message_bytes
+                if raw is None:
+                    raw = s.message_bytes = text.encode()
+                return search(raw)
+
+            return folded_decides
         need = tuple(sorted(needed or ()))
 
         # RE2 is called only when the message holds one of the strings every match holds:
@@ -369,18 +385,18 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
     raise BundleError("unsupported_format", f"a condition of kind {kind!r}")
 
 
-def _decider(exact: frozenset[str], anchors: str) -> Test:
-    """A pattern that is a finite set of strings (`literals`' exact), as a test."""
+def _decider(exact: frozenset[str], anchors: str) -> Callable[[str], bool]:
+    """Whether a pattern that is a finite set of strings (`literals`' exact) matches a
+    message."""
     if anchors == "^$":
-        return lambda s: s.message in exact
+        return exact.__contains__
     options = tuple(sorted(exact))
     if anchors == "^":
-        return lambda s: s.message.startswith(options)
+        return lambda text: text.startswith(options)
     if anchors == "$":
-        return lambda s: s.message.endswith(options)
+        return lambda text: text.endswith(options)
 
-    def contains(s: Subject) -> bool:
-        text = s.message
+    def contains(text: str) -> bool:
         for x in options:  # noqa: SIM110  (a loop: no generator on the hot path)
             if x in text:
                 return True
@@ -506,12 +522,13 @@ def literals(pattern: str) -> tuple[frozenset[str] | None, bool, frozenset[str] 
     (needed, folded, exact, anchors). `needed`: strings one of which every match contains
     (None: no such set was found), lower-cased when `folded` (the pattern is `(?i)...`,
     so a message is checked lower-cased, and only when it is ASCII: RE2's case folding
-    and str.lower agree there). `exact`: for a case-sensitive pattern that is nothing but
-    literal text, alternatives and optional parts (between an optional `^` and `$`,
-    the `anchors`), every string it matches, so `in`/`startswith`/`endswith`/`==` decide
-    it. Conservative: anything else in a pattern (a class, `.`, an escape that is not
-    punctuation, flags but a leading `(?i)`) contributes no literal, and a pattern this
-    reader does not follow gives (None, False, None, "")."""
+    and str.lower agree there). `exact`: for a pattern that is nothing but literal text,
+    alternatives and optional parts (between an optional `^` and `$`, the `anchors`),
+    every string it matches (lower-cased when folded), so `in`/`startswith`/`endswith`/`==`
+    decide it (for a folded one, on an ASCII message lower-cased). Conservative: anything
+    else in a pattern (a class, `.`, an escape that is not punctuation, flags but a leading
+    `(?i)`) contributes no literal, and a pattern this reader does not follow gives
+    (None, False, None, "")."""
     folded = pattern.startswith("(?i)")
     body = pattern[4:] if folded else pattern
     try:
@@ -522,14 +539,14 @@ def literals(pattern: str) -> tuple[frozenset[str] | None, bool, frozenset[str] 
         needed = None
     decided = None
     anchors = ""
-    if not folded and not _alternates(body):  # `^a|b$` anchors one alternative each
+    if not _alternates(body):  # `^a|b$` anchors one alternative each
         inner = body
         if inner.startswith("^"):
             inner, anchors = inner[1:], "^"
         if inner.endswith("$") and not _escaped_end(inner):
             inner, anchors = inner[:-1], anchors + "$"
         try:
-            decided, _ = _Reader(inner, False).alternation()
+            decided, _ = _Reader(inner, folded).alternation()
         except _UnreadError:
             decided = None
     return needed, folded, decided, anchors
