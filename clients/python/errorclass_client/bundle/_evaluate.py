@@ -149,47 +149,41 @@ class Normaliser:
                 text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
         return text[: self.max_message]
 
-    def _chain(self, data: Mapping[str, Any]) -> tuple[str, ...]:
+    def cause(self, data: Mapping[str, Any]) -> _Cause:
+        """A cause as the service matches it (its type, code and message inlined, as the
+        descriptor's are: a cause with a chain of five cost 1.8 us through three helper
+        methods)."""
         ws = self.whitespace
+        get = data.get
         name = data["type"].strip(ws)
-        supertypes = data.get("supertypes")
-        if not supertypes:
-            chain: tuple[str, ...] = (name,)
-        else:
+        supertypes = get("supertypes")
+        if supertypes:
             if len(supertypes) > self.max_supertypes:
                 raise ValueError("descriptor.type: too many supertypes")
-            chain = (name, *[t.strip(ws) for t in supertypes])
+            chain: tuple[str, ...] = (name, *[t.strip(ws) for t in supertypes])
+        else:
+            chain = (name,)
         limit = self.max_type
         for n in chain:
             if not n or len(n) > limit:
                 raise ValueError("descriptor.type: a type name empty or past its limit")
-        return chain
-
-    def _code(self, data: Mapping[str, Any]) -> str:
-        code = data.get("code")
+        http_status = get("http_status")
+        grpc_status = get("grpc_status")
+        code = get("code")
         if code is None or code == "":
-            return ""
-        code = str(code).strip(self.whitespace)
-        if len(code) > self.max_code:
-            raise ValueError("descriptor.code: past its limit")
-        return code
-
-    def _message(self, data: Mapping[str, Any]) -> str:
-        text = data.get("message")
+            code = ""
+        else:
+            code = str(code).strip(ws)
+            if len(code) > self.max_code:
+                raise ValueError("descriptor.code: past its limit")
+        text = get("message")
         if not text:
-            return ""
-        if text.isascii() and len(text) <= self.max_message:
-            return str(text)
-        return self.message(text)
-
-    def cause(self, data: Mapping[str, Any]) -> _Cause:
-        return _Cause(
-            self._chain(data),
-            data.get("http_status"),
-            data.get("grpc_status"),
-            self._code(data),
-            self._message(data),
-        )
+            text = ""
+        elif text.isascii() and len(text) <= self.max_message:
+            text = str(text)
+        else:
+            text = self.message(text)
+        return _Cause(chain, http_status, grpc_status, code, text)
 
     def descriptor(self, data: Mapping[str, Any]) -> _Descriptor:
         """The descriptor as the service matches it; ValueError for one the service refuses
@@ -224,7 +218,7 @@ class Normaliser:
             causes = tuple([self.cause(c) for c in given])
         else:
             causes = ()
-        # the descriptor's own type, code and message, inlined (_chain, _code, _message)
+        # the descriptor's own type, code and message, inlined (as in `cause`)
         name = data["type"].strip(ws)
         supertypes = get("supertypes")
         if supertypes:
