@@ -308,7 +308,7 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
                 else (lambda s: literal in s.message)
             )
 
-        needed, folded, exact, anchors = literals(pattern)
+        needs, folded, exact, anchors = literals(pattern)
         if exact is not None:  # literal text and alternatives: no regex at all
             decide = _decider(exact, anchors)
             if not folded:
@@ -327,7 +327,6 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
                 return search(raw)
 
             return folded_decides
-        need = tuple(sorted(needed or ()))
 
         # RE2 is called only when the message holds one of the strings every match holds:
         # an RE2 call costs 1 us warm but 10-35 us in the bench's interleaved run (its code
@@ -338,22 +337,22 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
             text = s.message
             if literal and (not text.startswith(literal) if anchored else literal not in text):
                 return False  # the text every match begins with is not there
-            if need:
+            if needs:
                 if not folded:
-                    for x in need:
-                        if x in text:
-                            break
-                    else:
-                        return False
+                    hay = text
                 elif text.isascii():  # (?i): RE2's case folding is str.lower's on ASCII
-                    low = s.message_lower
-                    if low is None:
-                        low = s.message_lower = text.lower()
-                    for x in need:
-                        if x in low:
-                            break
-                    else:
-                        return False
+                    hay = s.message_lower
+                    if hay is None:
+                        hay = s.message_lower = text.lower()
+                else:
+                    hay = None
+                if hay is not None:
+                    for group in needs:
+                        for x in group:
+                            if x in hay:
+                                break
+                        else:
+                            return False
             raw = s.message_bytes
             if raw is None:
                 raw = s.message_bytes = s.message.encode()
@@ -508,13 +507,19 @@ class _UnreadError(Exception):
 _Lits = frozenset[str] | None
 MAX_LITERALS = 32
 """The most strings a finite part of a pattern is expanded to (past it: not finite)."""
+MAX_NEEDS = 3
+"""The most needs groups a message is checked for before RE2 runs."""
+_Needs = tuple[frozenset[str], ...]
 
 
-def literals(pattern: str) -> tuple[frozenset[str] | None, bool, frozenset[str] | None, str]:
+def literals(
+    pattern: str,
+) -> tuple[tuple[tuple[str, ...], ...], bool, frozenset[str] | None, str]:
     """What a message must hold for `pattern` to match it, read without RE2:
 
-    (needed, folded, exact, anchors). `needed`: strings one of which every match contains
-    (None: no such set was found), lower-cased when `folded` (the pattern is `(?i)...`,
+    (needs, folded, exact, anchors). `needs`: groups of strings, every match containing
+    one string of each group (at most MAX_NEEDS groups, the most selective), lower-cased
+    when `folded` (the pattern is `(?i)...`,
     so a message is checked lower-cased, and only when it is ASCII: RE2's case folding
     and str.lower agree there). `exact`: for a pattern that is nothing but literal text,
     alternatives and optional parts (between an optional `^` and `$`, the `anchors`),
@@ -522,15 +527,15 @@ def literals(pattern: str) -> tuple[frozenset[str] | None, bool, frozenset[str] 
     decide it (for a folded one, on an ASCII message lower-cased). Conservative: anything
     else in a pattern (a class, `.`, an escape that is not punctuation, flags but a leading
     `(?i)`) contributes no literal, and a pattern this reader does not follow gives
-    (None, False, None, "")."""
+    ((), False, None, "")."""
     folded = pattern.startswith("(?i)")
     body = pattern[4:] if folded else pattern
     try:
-        needed = _Reader(body, folded).alternation()[1]
+        found = _Reader(body, folded).alternation()[1]
     except _UnreadError:
-        return None, False, None, ""
-    if needed is not None and ("" in needed or (folded and not all(x.isascii() for x in needed))):
-        needed = None
+        return (), False, None, ""
+    groups = {g for g in found if "" not in g and not (folded and not all(x.isascii() for x in g))}
+    needs = tuple(tuple(sorted(g)) for g in sorted(groups, key=_selectivity)[:MAX_NEEDS])
     decided = None
     anchors = ""
     if not _alternates(body):  # `^a|b$` anchors one alternative each
@@ -543,7 +548,13 @@ def literals(pattern: str) -> tuple[frozenset[str] | None, bool, frozenset[str] 
             decided, _ = _Reader(inner, folded).alternation()
         except _UnreadError:
             decided = None
-    return needed, folded, decided, anchors
+    return needs, folded, decided, anchors
+
+
+def _selectivity(group: frozenset[str]) -> tuple[int, int, list[str]]:
+    """A needs group's sort key, the most selective first: its shortest string the longest,
+    then the fewest strings (then the strings, for a stable order)."""
+    return (-min(map(len, group)), len(group), sorted(group))
 
 
 def _escaped_end(text: str) -> bool:
@@ -554,52 +565,52 @@ def _escaped_end(text: str) -> bool:
 
 class _Reader:
     """A recursive reading of a pattern for `literals`: each part's exact strings (a
-    finite set, or None) and needed strings (one of which every match holds, or None)."""
+    finite set, or None) and its needs (groups of strings: every match of the part holds
+    one string of each group)."""
 
     def __init__(self, pattern: str, folded: bool) -> None:
         self.p, self.i, self.folded = pattern, 0, folded
 
-    def alternation(self) -> tuple[_Lits, _Lits]:
-        exact, needed = self.sequence()
-        exacts, neededs = [exact], [needed]
+    def alternation(self) -> tuple[_Lits, _Needs]:
+        exact, needs = self.sequence()
+        exacts, branches = [exact], [needs]
         while self.i < len(self.p) and self.p[self.i] == "|":
             self.i += 1
-            exact, needed = self.sequence()
+            exact, needs = self.sequence()
             exacts.append(exact)
-            neededs.append(needed)
+            branches.append(needs)
         if len(exacts) == 1:
-            return exact, needed
-        union_exact = _union(exacts)
-        union_needed = _union(neededs)
-        if union_needed is not None and "" in union_needed:
-            union_needed = None
-        return union_exact, union_needed
+            return exact, needs
+        # a match is one branch's: it holds one string of the union of each branch's best
+        best = [min(b, key=_selectivity) if b else None for b in branches]
+        union = _union(best)
+        return _union(exacts), (() if union is None or "" in union else (union,))
 
-    def sequence(self) -> tuple[_Lits, _Lits]:
-        parts: list[tuple[_Lits, _Lits]] = []
+    def sequence(self) -> tuple[_Lits, _Needs]:
+        parts: list[tuple[_Lits, _Needs]] = []
         while self.i < len(self.p) and self.p[self.i] not in "|)":
             parts.append(self.quantified())
         exact: _Lits = frozenset([""])
         for e, _ in parts:
             exact = _product(exact, e)
-        # needed: the best of each part's needed strings and each run of exact parts
-        best: _Lits = None
-        run: _Lits = frozenset([""])
-        for e, n in [*parts, (None, None)]:
+        # every part's needs, a run of exact parts as one group (their strings in a row)
+        needs: list[frozenset[str]] = []
+        run: frozenset[str] = frozenset([""])
+        for e, n in [*parts, (None, ())]:
             if e is not None:
                 longer = _product(run, e)
                 if longer is None:  # too many: start the run again at this part
-                    best = _better(best, run)
+                    needs.append(run)
                     longer = e
                 run = longer
             else:
-                best = _better(best, run)
-                best = _better(best, n)
+                needs.append(run)
+                needs.extend(n)
                 run = frozenset([""])
-        return exact, best
+        return exact, tuple(g for g in needs if "" not in g)
 
-    def quantified(self) -> tuple[_Lits, _Lits]:
-        exact, needed = self.atom()
+    def quantified(self) -> tuple[_Lits, _Needs]:
+        exact, needs = self.atom()
         p = self.p
         if self.i < len(p) and p[self.i] in "?*+{":
             ch = p[self.i]
@@ -613,27 +624,27 @@ class _Reader:
                     raise _UnreadError
                 self.i = end + 1
                 if int(low) == 0:
-                    exact, needed = None, None
+                    exact, needs = None, ()
                 else:
                     exact = exact if spec == "1" else None
+                    needs = needs or (() if exact is None else (exact,))
             else:
                 self.i += 1
                 if ch == "?":
                     exact = _union([exact, frozenset([""])])
-                    needed = None
+                    needs = ()
                 elif ch == "*":
-                    exact, needed = None, None
-                else:  # +
+                    exact, needs = None, ()
+                else:  # +: the part at least once
+                    needs = needs or (() if exact is None else (exact,))
                     exact = None
             if self.i < len(p) and p[self.i] == "?":  # lazy
                 self.i += 1
             if self.i < len(p) and p[self.i] in "?*+{":
                 raise _UnreadError
-            if exact is None and needed is None:
-                return None, None
-        return exact, needed
+        return exact, needs
 
-    def atom(self) -> tuple[_Lits, _Lits]:
+    def atom(self) -> tuple[_Lits, _Needs]:
         p, i = self.p, self.i
         ch = p[i]
         if ch == "(":
@@ -655,33 +666,33 @@ class _Reader:
             return result
         if ch == "[":
             self.i = _class_end(p, i)
-            return None, None
+            return None, ()
         if ch == "\\":
             nxt = p[i + 1 : i + 2]
             if not nxt:
                 raise _UnreadError
             if nxt in "dDsSwWbBAz":
                 self.i = i + 2
-                return None, None
+                return None, ()
             if not nxt.isascii() or nxt.isalnum():
                 raise _UnreadError  # \x.., \p{..}, \Q, \C, \n ...: not followed here
             self.i = i + 2
             return self._char(nxt)
         if ch in ".^$":
             self.i = i + 1
-            return None, None
+            return None, ()
         if ch in "?*+{)|":
             raise _UnreadError
         self.i = i + 1
         return self._char(ch)
 
-    def _char(self, ch: str) -> tuple[_Lits, _Lits]:
+    def _char(self, ch: str) -> tuple[_Lits, _Needs]:
         if self.folded:
             if not ch.isascii():
                 raise _UnreadError
             ch = ch.lower()
         lit = frozenset([ch])
-        return lit, lit
+        return lit, (lit,)
 
 
 def _class_end(p: str, i: int) -> int:
@@ -717,15 +728,6 @@ def _product(a: _Lits, b: _Lits) -> _Lits:
     if a is None or b is None or len(a) * len(b) > MAX_LITERALS:
         return None
     return frozenset(x + y for x in a for y in b)
-
-
-def _better(a: _Lits, b: _Lits) -> _Lits:
-    """The more selective of two needed sets: the one whose shortest string is longer."""
-    if b is None or "" in b:
-        return a
-    if a is None:
-        return b
-    return b if min(map(len, b)) > min(map(len, a)) else a
 
 
 def _alternates(pattern: str) -> bool:
