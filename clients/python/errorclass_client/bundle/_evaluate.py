@@ -311,12 +311,15 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
         needs, folded, exact, anchors = literals(pattern)
         if exact is not None:  # literal text and alternatives: no regex at all
             decide = _decider(exact, anchors)
-            if not folded:
+            bounded = any(BOUNDARY in x for x in exact)
+            if not folded and not bounded:
                 return lambda s: decide(s.message)
 
             def folded_decides(s: Subject) -> bool:
                 text = s.message
                 if text.isascii():  # (?i): RE2's case folding is str.lower's on ASCII
+                    if not folded:
+                        return decide(text)
                     low = s.message_lower
                     if low is None:
                         low = s.message_lower = text.lower()
@@ -380,7 +383,10 @@ def _test(c: Mapping[str, Any], re2: Any) -> Test:
 
 def _decider(exact: frozenset[str], anchors: str) -> Callable[[str], bool]:
     """Whether a pattern that is a finite set of strings (`literals`' exact) matches a
-    message."""
+    message (an ASCII one when a string holds a BOUNDARY)."""
+    if any(BOUNDARY in x for x in exact):
+        bounded = tuple(_bounded(x) for x in sorted(exact))
+        return lambda text: _bounded_match(text, bounded, anchors)
     if anchors == "^$":
         return exact.__contains__
     options = tuple(sorted(exact))
@@ -396,6 +402,49 @@ def _decider(exact: frozenset[str], anchors: str) -> Callable[[str], bool]:
         return False
 
     return contains
+
+
+def _bounded(text: str) -> tuple[str, tuple[int, ...]]:
+    """An exact string with its BOUNDARY marks taken out, and where they were."""
+    plain: list[str] = []
+    marks: list[int] = []
+    for ch in text:
+        if ch == BOUNDARY:
+            marks.append(len(plain))
+        else:
+            plain.append(ch)
+    return "".join(plain), tuple(marks)
+
+
+def _bounded_match(text: str, bounded: Sequence[tuple[str, tuple[int, ...]]], anchors: str) -> bool:
+    """Whether one of the strings occurs in text (ASCII) with a word boundary at each of
+    its marks, where the anchors allow: RE2's `\\b`, a word character on exactly one
+    side (the text's ends are not word characters)."""
+    end = len(text)
+    for plain, marks in bounded:
+        size = len(plain)
+        if anchors == "^$":
+            at = 0 if size == end else -1
+        elif anchors == "^":
+            at = 0
+        elif anchors == "$":
+            at = end - size
+        else:
+            at = text.find(plain)
+        while 0 <= at <= end - size:
+            if text.startswith(plain, at):
+                for mark in marks:
+                    q = at + mark
+                    before = q > 0 and text[q - 1] in _WORD
+                    after = q < end and text[q] in _WORD
+                    if before == after:
+                        break
+                else:
+                    return True
+            if anchors:
+                break
+            at = text.find(plain, at + 1)
+    return False
 
 
 def _matcher(pattern: str, re2: Any) -> Callable[[bytes], bool]:
@@ -510,6 +559,11 @@ MAX_LITERALS = 32
 MAX_NEEDS = 3
 """The most needs groups a message is checked for before RE2 runs."""
 _Needs = tuple[frozenset[str], ...]
+BOUNDARY = "\ue000"
+"""`\\b` in an exact string: not ASCII, so never in a message it is decided on (ASCII)."""
+_AT_BOUNDARY = frozenset([BOUNDARY])
+_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+"""RE2's `\\w`, which its `\\b` is read against (ASCII only)."""
 
 
 def literals(
@@ -597,7 +651,10 @@ class _Reader:
         needs: list[frozenset[str]] = []
         run: frozenset[str] = frozenset([""])
         for e, n in [*parts, (None, ())]:
-            if e is not None:
+            if e is not None and any(BOUNDARY in x for x in e):  # a needed string holds none
+                needs.append(run)
+                run = frozenset([""])
+            elif e is not None:
                 longer = _product(run, e)
                 if longer is None:  # too many: start the run again at this part
                     needs.append(run)
@@ -607,7 +664,7 @@ class _Reader:
                 needs.append(run)
                 needs.extend(n)
                 run = frozenset([""])
-        return exact, tuple(g for g in needs if "" not in g)
+        return exact, tuple(g for g in needs if "" not in g and not any(BOUNDARY in x for x in g))
 
     def quantified(self) -> tuple[_Lits, _Needs]:
         exact, needs = self.atom()
@@ -671,7 +728,10 @@ class _Reader:
             nxt = p[i + 1 : i + 2]
             if not nxt:
                 raise _UnreadError
-            if nxt in "dDsSwWbBAz":
+            if nxt == "b":  # a word boundary: in exact strings as BOUNDARY, never needed
+                self.i = i + 2
+                return _AT_BOUNDARY, ()
+            if nxt in "dDsSwWBAz":
                 self.i = i + 2
                 return None, ()
             if not nxt.isascii() or nxt.isalnum():
