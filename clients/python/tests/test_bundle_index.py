@@ -6,11 +6,19 @@ the answers; this proves each shortcut on its own, on patterns built to trip it.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
-from errorclass_client.bundle._evaluate import required_literal, uncaptured
+from errorclass_client.bundle._evaluate import (
+    BOUNDARY,
+    _decider,
+    _options,
+    literals,
+    required_literal,
+    uncaptured,
+)
 
 re2 = pytest.importorskip("re2")
 SPEC = Path(__file__).parents[2] / "spec"
@@ -120,3 +128,62 @@ def test_no_shortcut_disagrees_with_re2_on_any_vector_message() -> None:
             if whole and holds != found:
                 wrong.append(("whole", pattern, message))
     assert wrong == []
+
+
+def _vector_messages() -> set[str]:
+    messages: set[str] = set()
+    for path in sorted((SPEC / "vectors").glob("bundle*.json")):
+        for v in json.loads(path.read_text("utf-8"))["vectors"]:
+            d = v["input"].get("descriptor")
+            if d is None:
+                continue
+            for subject in (d, *d.get("causes", ())):
+                text = subject.get("message")
+                if text and "@PAD@" not in text:
+                    messages.add(
+                        text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+                    )
+    return messages
+
+
+def test_the_strings_read_from_a_pattern_never_disagree_with_re2() -> None:
+    """`literals` (the strings every match holds, and the patterns it decides alone) and
+    `_decider` against RE2, over every pattern of the spec's bundles and the hand-made
+    cases, on the vectors' messages and on texts built around each string (case variants,
+    word and non-word characters beside it, repeats, newlines): the evaluator skips RE2
+    only where RE2 would not match, and decides alone only as RE2 decides."""
+    patterns = sorted(set(_patterns()) | {p for p, _ in CASES} | {p for p, _ in UNCAPTURED})
+    rnd = random.Random(7)
+    before = ["", "x", "_", "9", "-", "\n", "a ", "Error: ", "  ", "\u00e9 ", "1"]
+    after = ["", "\n", " x", "d", "s", ")", "ms", "\u00e9", "  ", "_", "-", "9"]
+    built: set[str] = set()
+    for pattern in patterns:
+        needs, _, exact, _ = literals(pattern)
+        for group in (*needs, tuple(exact or ())):
+            for text in sorted(group)[:40]:
+                plain = text.replace(BOUNDARY, "")
+                for variant in (plain, plain.upper(), plain.title()):
+                    built.add(variant)
+                    built |= {f"{rnd.choice(before)}{variant}{rnd.choice(after)}" for _ in "abc"}
+                built |= {f"{plain} {plain}", f"x{plain}x {plain}", text.replace(BOUNDARY, " ")}
+    texts = sorted(_vector_messages() | built)
+    assert len(texts) > 3000
+    wrong = []
+    decided = 0
+    for pattern in patterns:
+        needs, folded, exact, anchors = literals(pattern)
+        search = re2.compile(pattern, _options(re2)).search
+        bounded = exact is not None and any(BOUNDARY in x for x in exact)
+        decide = _decider(exact, anchors) if exact is not None else None
+        for text in texts:
+            found = search(text) is not None
+            hay = text.lower() if folded else text
+            held = all(any(s in hay for s in group) for group in needs)
+            if needs and (not folded or text.isascii()) and found and not held:
+                wrong.append(("needs", pattern, text))
+            if decide is not None and (not (folded or bounded) or text.isascii()):
+                decided += 1
+                if decide(hay) != found:
+                    wrong.append(("exact", pattern, text))
+    assert decided > 10000
+    assert wrong[:10] == []
