@@ -279,15 +279,18 @@ final class BundleEvaluator {
                     }
                     LiteralPattern literal = LiteralPattern.of(source);
                     LiteralPrefilter needs = LiteralPrefilter.of(source);
+                    LiteralPrefilter.Search search = literal == null ? LiteralPrefilter.Search.of(source) : null;
+                    Test regexp = search == null ? s -> compiled.matcher(s.message()).find()
+                            : search.caseless() ? s -> search.find(s.message(), s.folded()) : s -> search.find(s.message(), null);
                     if (literal != null) {
                         matches = literal.caseless() ? s -> literal.matches(s.message(), s.folded())
                                 : s -> literal.matches(s.message(), null);
                     } else if (needs == null) {
-                        matches = s -> compiled.matcher(s.message()).find();
+                        matches = regexp;
                     } else if (needs.caseless()) {
-                        matches = s -> needs.mayMatch(s.message(), s.folded()) && compiled.matcher(s.message()).find();
+                        matches = s -> needs.mayMatch(s.message(), s.folded()) && regexp.test(s);
                     } else {
-                        matches = s -> needs.mayMatch(s.message(), null) && compiled.matcher(s.message()).find();
+                        matches = s -> needs.mayMatch(s.message(), null) && regexp.test(s);
                     }
                     patterns.put(source, matches);
                 }

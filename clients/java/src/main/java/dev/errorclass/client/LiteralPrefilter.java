@@ -1,5 +1,7 @@
 package dev.errorclass.client;
 
+import com.google.re2j.Pattern;
+import java.nio.CharBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -86,6 +88,261 @@ final class LiteralPrefilter {
             }
         }
         return out == null ? text : new String(out);
+    }
+
+    /**
+     * A search for a pattern every match of which begins with one of a few literals (after
+     * {@code \b} or {@code \B}, perhaps): re2j runs the pattern only where one of them is,
+     * anchored there ({@code lookingAt}), where it would step its NFA through every character of
+     * the message. The run starts a character early when the one before is ASCII ({@code
+     * (?s:.)} consumes it), so that a {@code \b} or {@code \B} reads it as the whole message's
+     * would; a character that is not ASCII reads as the start of the text does (no word
+     * character). A pattern {@code ^L.*R} (L literal) is R searched from the end of L to the end
+     * of L's line (the message's end under {@code (?s)}). A caseless pattern's literals are found
+     * in the folded message ({@link #fold}), which is as long as the message. The slowest
+     * descriptors of the library were such: {@code ^API returned unexpected status code: 429:
+     * .*(\bper (day|month)\b|...)} cost ~19 us on a 193-character message.
+     */
+    static final class Search {
+        private static final int MAX_FIRSTS = 16;
+
+        private final String[] firsts;
+        private final boolean caseless;
+        private final String prefix; // L, when the pattern is ^L.*R; else null
+        private final boolean anyLine; // the .* of ^L.*R crosses lines ((?s))
+        private final Pattern anchored; // (?flags)(?:R), run with lookingAt
+        private final Pattern after; // (?flags)(?s:.)(?:R), run with lookingAt from the character before
+
+        private Search(String[] firsts, boolean caseless, String prefix, boolean anyLine, Pattern anchored, Pattern after) {
+            this.firsts = firsts;
+            this.caseless = caseless;
+            this.prefix = prefix;
+            this.anyLine = anyLine;
+            this.anchored = anchored;
+            this.after = after;
+        }
+
+        /** The search of an RE2 pattern (one re2j compiled); null when no few literals begin every match. */
+        static Search of(String pattern) {
+            String flags = "";
+            String r = pattern;
+            int close = r.indexOf(')');
+            if (r.startsWith("(?") && close > 2 && r.substring(2, close).chars().allMatch(Character::isLetter)) {
+                flags = r.substring(2, close);
+                if (!flags.chars().allMatch(c -> c == 'i' || c == 's')) {
+                    return null; // (?m), (?U): left to re2j
+                }
+                r = r.substring(close + 1);
+            }
+            boolean caseless = flags.indexOf('i') >= 0;
+            String prefix = null;
+            if (r.startsWith("^")) {
+                int dot = r.indexOf(".*");
+                String literal = dot < 0 ? null : plain(r.substring(1, dot));
+                if (literal == null || literal.isEmpty() || r.startsWith("?", dot + 2)) {
+                    return null;
+                }
+                prefix = caseless ? fold(literal) : literal;
+                r = r.substring(dot + 2);
+            }
+            List<String> out = new ArrayList<>();
+            try {
+                firsts(r, out);
+                if (out.isEmpty() || out.size() > MAX_FIRSTS || beginsAnywhere(r)) {
+                    return null;
+                }
+            } catch (Bail e) {
+                return null;
+            }
+            String head = flags.isEmpty() ? "" : "(?" + flags + ")";
+            return new Search(out.stream().map(t -> caseless ? fold(t) : t).toArray(String[]::new), caseless, prefix,
+                    flags.indexOf('s') >= 0, Pattern.compile(head + "(?:" + r + ")"), Pattern.compile(head + "(?s:.)(?:" + r + ")"));
+        }
+
+        /** Whether the pattern is case-insensitive, and so {@link #find} reads the folded message. */
+        boolean caseless() {
+            return caseless;
+        }
+
+        /** Whether the pattern matches {@code message} ({@code folded}: it {@link #fold}ed, for a caseless pattern). */
+        boolean find(String message, String folded) {
+            String text = caseless ? folded : message;
+            int from = 0;
+            int to = message.length(); // where a match of R may begin
+            if (prefix != null) {
+                if (!text.startsWith(prefix)) {
+                    return false;
+                }
+                from = prefix.length();
+                int line = anyLine ? -1 : message.indexOf('\n', from);
+                if (line >= 0) {
+                    to = line;
+                }
+            }
+            for (String first : firsts) {
+                for (int at = text.indexOf(first, from); at >= 0 && at <= to; at = text.indexOf(first, at + 1)) {
+                    boolean found = at > 0 && message.charAt(at - 1) < 0x80
+                            ? after.matcher(CharBuffer.wrap(message, at - 1, message.length())).lookingAt()
+                            : anchored.matcher(CharBuffer.wrap(message, at, message.length())).lookingAt();
+                    if (found) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        }
+
+        /** The literal text of a pattern fragment made only of literal characters (escaped punctuation); else null. */
+        private static String plain(String fragment) {
+            StringBuilder b = new StringBuilder();
+            for (int i = 0; i < fragment.length(); i++) {
+                char c = fragment.charAt(i);
+                if (c == '\\' && i + 1 < fragment.length() && fragment.charAt(i + 1) < 0x80
+                        && !Character.isLetterOrDigit(fragment.charAt(i + 1))) {
+                    b.append(fragment.charAt(++i));
+                } else if (c < 0x80 && "\\.[]()|*+?{}^$".indexOf(c) < 0) {
+                    b.append(c);
+                } else {
+                    return null;
+                }
+            }
+            return b.toString();
+        }
+
+        /**
+         * Adds the literals one of which begins every match of {@code r}: per alternative, after
+         * any {@code \b} or {@code \B}, the literal characters it begins with, or the literals of
+         * the group it begins with (one that must occur). Throws {@link Bail} when an alternative
+         * begins otherwise.
+         */
+        private static void firsts(String r, List<String> out) {
+            for (String alt : alternatives(r)) {
+                int i = 0;
+                while (alt.startsWith("\\b", i) || alt.startsWith("\\B", i)) {
+                    i += 2;
+                }
+                if (alt.startsWith("(", i)) {
+                    int close = closing(alt, i);
+                    if (close + 1 < alt.length() && "?*{".indexOf(alt.charAt(close + 1)) >= 0) {
+                        throw new Bail();
+                    }
+                    String body = alt.substring(i + 1, close);
+                    if (body.startsWith("?:")) {
+                        body = body.substring(2);
+                    } else if (body.startsWith("?")) {
+                        throw new Bail(); // a named group or flags: left to re2j
+                    }
+                    firsts(body, out);
+                    continue;
+                }
+                StringBuilder run = new StringBuilder();
+                while (i < alt.length()) {
+                    char c = alt.charAt(i);
+                    if (c == '\\' && i + 1 < alt.length() && alt.charAt(i + 1) < 0x80 && !Character.isLetterOrDigit(alt.charAt(i + 1))) {
+                        run.append(alt.charAt(i + 1));
+                        i += 2;
+                    } else if (c < 0x80 && "\\.[]()|*+?{}^$".indexOf(c) < 0) {
+                        run.append(c);
+                        i++;
+                    } else {
+                        break;
+                    }
+                }
+                if (i < alt.length() && "?*+{".indexOf(alt.charAt(i)) >= 0 && run.length() > 0) {
+                    run.setLength(run.length() - 1); // the last character is repeated, perhaps absent
+                }
+                if (run.length() == 0) {
+                    throw new Bail();
+                }
+                out.add(run.toString());
+            }
+        }
+
+        /** The top-level alternatives of a pattern fragment. */
+        private static List<String> alternatives(String r) {
+            List<String> out = new ArrayList<>();
+            int depth = 0;
+            int start = 0;
+            for (int i = 0; i < r.length(); i++) {
+                char c = r.charAt(i);
+                if (c == '\\') {
+                    i++;
+                } else if (c == '[') {
+                    i = classEnd(r, i);
+                } else if (c == '(') {
+                    depth++;
+                } else if (c == ')') {
+                    depth--;
+                } else if (c == '|' && depth == 0) {
+                    out.add(r.substring(start, i));
+                    start = i + 1;
+                }
+            }
+            out.add(r.substring(start));
+            return out;
+        }
+
+        /** The index of the {@code )} that closes the group opened at {@code open}. */
+        private static int closing(String r, int open) {
+            int depth = 0;
+            for (int i = open; i < r.length(); i++) {
+                char c = r.charAt(i);
+                if (c == '\\') {
+                    i++;
+                } else if (c == '[') {
+                    i = classEnd(r, i);
+                } else if (c == '(') {
+                    depth++;
+                } else if (c == ')' && --depth == 0) {
+                    return i;
+                }
+            }
+            throw new Bail();
+        }
+
+        /** The index of the {@code ]} that closes the class opened at {@code open}. */
+        private static int classEnd(String r, int open) {
+            int i = open + 1;
+            if (i < r.length() && r.charAt(i) == '^') {
+                i++;
+            }
+            if (i < r.length() && r.charAt(i) == ']') {
+                i++;
+            }
+            for (; i < r.length(); i++) {
+                char c = r.charAt(i);
+                if (c == '\\') {
+                    i++;
+                } else if (c == '[' && r.startsWith("[:", i)) {
+                    int end = r.indexOf(":]", i + 2);
+                    if (end < 0) {
+                        throw new Bail();
+                    }
+                    i = end + 1;
+                } else if (c == ']') {
+                    return i;
+                }
+            }
+            throw new Bail();
+        }
+
+        /** Whether a fragment holds {@code ^} or {@code \A} outside a class, which a text cut short would read otherwise; or anything not read here ({@code \Q}). */
+        private static boolean beginsAnywhere(String r) {
+            for (int i = 0; i < r.length(); i++) {
+                char c = r.charAt(i);
+                if (c == '\\') {
+                    if (i + 1 < r.length() && "AQ".indexOf(r.charAt(i + 1)) >= 0) {
+                        return true;
+                    }
+                    i++;
+                } else if (c == '[') {
+                    i = classEnd(r, i);
+                } else if (c == '^') {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     @Override

@@ -55,6 +55,7 @@ public final class BundleBench {
         long[] samples = new long[descriptors.size() * passes];
         long[] best = new long[descriptors.size()];
         Arrays.fill(best, Long.MAX_VALUE);
+        long[] bestOf = new long[descriptors.size()];
         int i = 0;
         long start = System.nanoTime();
         for (int p = 0; p < passes; p++) {
@@ -67,6 +68,8 @@ public final class BundleBench {
             }
         }
         long total = System.nanoTime() - start;
+        System.arraycopy(best, 0, bestOf, 0, best.length);
+        slowest(descriptors, bestOf, Integer.getInteger("errorclass.bench.slowest", 0));
         Arrays.sort(samples);
         Arrays.sort(best);
         System.out.printf(Locale.ROOT, "java bundle evaluator: %s (%d rules), loaded in %.0f ms; %d descriptors x %d passes%n",
@@ -75,7 +78,7 @@ public final class BundleBench {
                 at(samples, 0.50), at(samples, 0.90), at(samples, 0.99), at(samples, 0.999), total / 1e3 / samples.length);
         System.out.printf(Locale.ROOT, "java bundle evaluator: per descriptor, best of %d passes (the machine's noise left out)  p50 %.2f us  p99 %.2f us  max %.2f us (checksum %d)%n",
                 passes, at(best, 0.50), at(best, 0.99), best[best.length - 1] / 1e3, sink);
-        long[] calls = grpc(descriptors, grpcRounds);
+        long[] calls = grpcRounds > 0 ? grpc(descriptors, grpcRounds) : new long[] {0}; // 0 rounds: no server
         System.out.printf(Locale.ROOT, "java gRPC Classify (loopback, one call at a time): %d calls (%d rounds), p50 %.2f us  p99 %.2f us  max %.2f us%n",
                 calls.length, grpcRounds, at(calls, 0.50), at(calls, 0.99), calls[calls.length - 1] / 1e3);
         System.out.printf(Locale.ROOT, "java %s, %d processors, load average %s%n", System.getProperty("java.version"),
@@ -114,6 +117,21 @@ public final class BundleBench {
             if (started != null) {
                 started.stop();
             }
+        }
+    }
+
+    /** The {@code n} slowest descriptors by their best pass (-Derrorclass.bench.slowest=n), to see where the tail is. */
+    private static void slowest(List<ExceptionDescriptor> descriptors, long[] best, int n) {
+        Integer[] order = new Integer[best.length];
+        for (int k = 0; k < order.length; k++) {
+            order[k] = k;
+        }
+        Arrays.sort(order, (a, b) -> Long.compare(best[b], best[a]));
+        for (int k = 0; k < Math.min(n, order.length); k++) {
+            ExceptionDescriptor d = descriptors.get(order[k]);
+            String message = d.getMessage().replace("\n", " ");
+            System.out.printf(Locale.ROOT, "slow %.2f us  %s  %s%n", best[order[k]] / 1e3, d.getType(),
+                    message.length() > 120 ? message.substring(0, 120) + "..." : message);
         }
     }
 

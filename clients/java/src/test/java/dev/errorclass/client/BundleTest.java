@@ -208,7 +208,8 @@ class BundleTest {
                 "[]a-c]x", "[- ]?up", "a{2,3}b", "a{2}", "(?:foo|bar)?baz", "\\.\\*\\+", "^$", "a?", "\u00e9t\u00e9|\uD83D\uDE00+",
                 "(?i)top[- ]?up", "\\d{3} - ", "(?i)[k]m", "^x\\b", "q$|^r", "(?U)a.*?b", "a|b|",
                 "a\\d+b", "^x\\d{2,}y$", "a.?b", "(?i)a.?b", "a\\s*b", "[0-9.]+s", "a.b", "(?s)a.b", "^.{2}$", "[A-Z]{3}-[0-9]+",
-                "\\w+@", "x.*\\d+.*y$", "^\\d*$"));
+                "\\w+@", "x.*\\d+.*y$", "^\\d*$", "^ab: .*(\\bper (day|month)\\b|\\bretry after [1-9]+)", "(?i)^ab.*\\bcd\\d",
+                "(?i)invalid: (x|y.z)", "(?s)^ab.*\\bcd", "\\Bxy\\d", "(?i)\\bkm\\d", "(ab|cd)+e", "x(?i)y", "(?:per|st)\\b", "a\\.b?c\\d$"));
         for (String name : new String[] {"library", "kinds", "precedence", "layers"}) {
             for (JsonElement r : Spec.read(bundles().resolve(name + ".json")).getAsJsonArray("rules")) {
                 collect(r.getAsJsonObject().getAsJsonArray("conditions"), out);
@@ -267,7 +268,10 @@ class BundleTest {
             }
         }
         for (String m : List.of("", "a", "ab", "a1b", "a12b", "a\nb", "a\uD83D\uDE00b", "aXb", "x12y", "x1y", "x123y\n", "12.5s", "ABC-9",
-                "abc-9", "AB-9", "user@", "x 1 y", "x\n1 y", "123", "12", "\uD83D\uDE00\uD83D\uDE00", "a \t\n b", "A.B")) {
+                "abc-9", "AB-9", "user@", "x 1 y", "x\n1 y", "123", "12", "\uD83D\uDE00\uD83D\uDE00", "a \t\n b", "A.B",
+                "ab: per day", "ab: x per month", "ab: xper day", "ab:\nper day", "ab: \nper day", "ab: per days", "ab: retry after 5", "AB: per day",
+                "ab cd1", "AB\nCD1", "ab xcd1", "ab\u00e9cd1", "invalid: x", "INVALID: Y.Z", "invalid: y\nz", "ab\ncd", "abcd", "xyz xy1", "axy1",
+                "\u212Am1", "k\u212Am1", "_km1", "ababe", "cde", "xY", "xy", "per", "per_", "st.", "a.c1", "a.bc1\n", "\u00e9xy1", "\uD83D\uDE00per")) {
             out.add(m);
         }
         return out;
@@ -279,13 +283,16 @@ class BundleTest {
         Set<String> messages = messages(patterns);
         int literal = 0;
         int filtered = 0;
+        int searched = 0;
         long compared = 0;
         List<String> wrong = new ArrayList<>();
         for (String p : patterns) {
             Pattern re2j = Pattern.compile(p);
             LiteralPattern exact = LiteralPattern.of(p);
             LiteralPrefilter needs = LiteralPrefilter.of(p);
+            LiteralPrefilter.Search search = LiteralPrefilter.Search.of(p);
             literal += exact == null ? 0 : 1;
+            searched += search == null ? 0 : 1;
             filtered += needs == null ? 0 : 1;
             for (String m : messages) {
                 boolean want = re2j.matcher(m).find();
@@ -293,14 +300,17 @@ class BundleTest {
                 if (exact != null && exact.matches(m, folded) != want) {
                     wrong.add("literal " + p + " on " + m + ": want " + want);
                 }
+                if (search != null && search.find(m, folded) != want) {
+                    wrong.add("search " + p + " on " + m + ": want " + want);
+                }
                 if (needs != null && want && !needs.mayMatch(m, folded)) {
                     wrong.add("prefilter " + p + " (" + needs + ") rejects " + m);
                 }
                 compared++;
             }
         }
-        System.out.printf(Locale.ROOT, "bundle patterns: %d (%d literal, %d prefiltered), %d messages, %d comparisons with re2j%n",
-                patterns.size(), literal, filtered, messages.size(), compared);
+        System.out.printf(Locale.ROOT, "bundle patterns: %d (%d literal, %d prefiltered, %d searched), %d messages, %d comparisons with re2j%n",
+                patterns.size(), literal, filtered, searched, messages.size(), compared);
         if (!wrong.isEmpty()) {
             fail(wrong.size() + " disagreements with re2j, first: " + wrong.subList(0, Math.min(10, wrong.size())));
         }
