@@ -384,7 +384,13 @@ def test_an_explain_flood_leaves_other_callers_answered(default_server: Served) 
     assert set(codes) <= {"OK", "RESOURCE_EXHAUSTED"}
     assert "OK" in codes
     assert after_refusal, "the budget never refused"
-    assert min(after_refusal) >= limits.HOLD_MIN_SECONDS * 0.5
+    # The gap is measured on the client's clock from when its thread saw the refusal: on a
+    # loaded machine a thread scheduled late sees one late and its gap looks short (34 ms of
+    # a 100 ms hold once in CI-like load), so the floor is on the tenth percentile, and the
+    # median must be most of a hold: calls that were not held back fail both.
+    gaps = sorted(after_refusal)
+    assert gaps[len(gaps) // 10] >= limits.HOLD_MIN_SECONDS * 0.5, gaps
+    assert gaps[len(gaps) // 2] >= limits.HOLD_MIN_SECONDS * 0.8, gaps
     assert pushbacks
     assert all(int(ms) >= limits.HOLD_MIN_SECONDS * 1000 for ms in pushbacks)
     assert attacked.p99 <= max(10 * idle.p99, idle.p99 + 0.25)
