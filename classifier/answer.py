@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from classifier.taxonomy import Effect, ErrorClass, UnknownReason
+from errorclass_client.retry_after import CAPPED_LABEL as CAPPED_LABEL
+from errorclass_client.retry_after import RetryAfter as RetryAfter
 
 NO_TYPE_DEPTH = -1
 """`RuleMatch.type_depth` of a rule without a type condition (on the wire too)."""
@@ -28,45 +29,6 @@ class Action:
     id: str
     summary: str
     runbook_url: str = ""
-
-
-CAPPED_LABEL = " (capped)"
-"""What `retry_after_source` ends with on the wire when the cap cut the wait."""
-
-
-@dataclass(frozen=True, slots=True)
-class RetryAfter:
-    """How long to wait before retrying, and which evidence said so.
-
-    `source` is the descriptor attribute the delay was read from
-    (`http.response.header.retry-after`); `capped` says the ruleset's cap (or the
-    rule's) cut what the provider asked for, so `delay` is the cap.
-    """
-
-    delay: timedelta
-    source: str
-    capped: bool = False
-
-    @property
-    def seconds(self) -> float:
-        return self.delay.total_seconds()
-
-    @property
-    def labelled_source(self) -> str:
-        """The source as the wire's `retry_after_source` says it: the attribute, with
-        " (capped)" when the cap cut the wait."""
-        return f"{self.source}{CAPPED_LABEL}" if self.capped else self.source
-
-    @staticmethod
-    def from_labelled(delay: timedelta, labelled: str) -> RetryAfter:
-        """The advice a wire answer carries (`labelled_source`'s inverse)."""
-        source = labelled.removesuffix(CAPPED_LABEL)
-        return RetryAfter(delay, source, capped=source != labelled)
-
-    def text(self) -> str:
-        """`retry after 20 s (from http.response.header.retry-after)`, as explain says it."""
-        why = f"the cap; {self.source} asked for longer" if self.capped else f"from {self.source}"
-        return f"retry after {self.seconds:g} s ({why})"
 
 
 @dataclass(frozen=True, slots=True)

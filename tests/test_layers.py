@@ -106,10 +106,11 @@ FROM_THE_CLIENT = {
     "classifier.durations": {"errorclass_client.retry_after"},
     "classifier.engine.retry_after": {"errorclass_client", "errorclass_client.retry_after"},
     "classifier.field_kinds": {"errorclass_client", "errorclass_client._text"},
+    "classifier.answer": {"errorclass_client", "errorclass_client.retry_after"},
 }
 """Modules that take one thing from the client, its one home: what a reload did
 (`ReloadResult`, the wire's enum, written by the server and read by the client), and how
-long a provider asks to wait (`retry_after` and its duration readers, which the client's
+long a provider asks to wait (`retry_after`, its answer `RetryAfter` and its duration readers, which the client's
 bundle evaluator runs too; importing them loads neither grpcio nor protobuf), and text
 as every client counts it (`utf8_text`: a lone surrogate becomes U+FFFD)."""
 

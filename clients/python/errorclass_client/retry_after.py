@@ -123,6 +123,11 @@ class RetryAfter:
         source = labelled.removesuffix(CAPPED_LABEL)
         return RetryAfter(delay, source, capped=source != labelled)
 
+    def text(self) -> str:
+        """`retry after 20 s (from http.response.header.retry-after)`, as explain says it."""
+        why = f"the cap; {self.source} asked for longer" if self.capped else f"from {self.source}"
+        return f"retry after {self.seconds:g} s ({why})"
+
 
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
